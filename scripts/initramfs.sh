@@ -1,0 +1,88 @@
+#!/bin/bash
+# Build the guest initramfs for $ARCH/$FLAVOUR: busybox-static, /init, and every test group of
+# this arch with its programs compiled static against the flavour's UAPI headers (and its test
+# modules built against the flavour's kernel).  Output: $STAGE/initramfs.cpio.gz
+. "$(dirname "$0")/lib.sh"
+
+stage "initramfs $ARCH-$FLAVOUR"
+root=$STAGE/initramfs
+rm -rf "$root" && mkdir -p "$root/tests" "$root/bench"
+log=$STAGE/initramfs.log
+: >"$log"
+
+case $ARCH in
+x86_64) bb=/bin/busybox; tcc=gcc ;;
+s390x)
+	bb=$KWORK/s390x-busybox/bin/busybox
+	if [ ! -x "$bb" ]; then
+		# Unpacked, never installed: the host only needs the binary for the guest.
+		dpkg --print-foreign-architectures | grep -qx s390x || {
+			SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+			$SUDO dpkg --add-architecture s390x
+			logged "$KWORK/logs/apt-s390x.log" $SUDO apt-get update -q; }
+		d=$(mktemp -d)
+		(cd "$d" && logged "$KWORK/logs/apt-s390x-dl.log" apt-get download busybox-static:s390x)
+		rm -rf "$KWORK/s390x-busybox"
+		dpkg -x "$d"/busybox-static_*.deb "$KWORK/s390x-busybox"
+		rm -rf "$d"
+	fi
+	tcc=s390x-linux-gnu-gcc ;;
+esac
+
+list=$STAGE/initramfs.list
+{
+	echo "dir /bin 755 0 0"
+	echo "dir /sbin 755 0 0"
+	for d in dev proc sys tmp run root etc mnt usr usr/bin usr/sbin; do
+		echo "dir /$d 755 0 0"
+	done
+	echo "nod /dev/console 600 0 0 c 5 1"
+	echo "file /bin/busybox $bb 755 0 0"
+	echo "slink /bin/sh busybox 777 0 0"
+	echo "file /init $TOP/guest/init 755 0 0"
+	echo "file /bin/ktest-run-group $TOP/guest/ktest-run-group 755 0 0"
+	echo "file /bin/ktest-tour $TOP/guest/ktest-tour 755 0 0"
+	echo "file /etc/passwd $TOP/guest/passwd 644 0 0"
+	echo "file /etc/group $TOP/guest/group 644 0 0"
+} >"$list"
+
+# Test groups go to /tests/GROUP, benchmarks to /bench/NAME; both use group.conf.
+for gdir in "$TOP"/tests/*/ "$TOP"/bench/*/; do
+	[ -f "$gdir/group.conf" ] || continue
+	g=$(basename "$gdir")
+	kind=$(basename "$(dirname "$gdir")")
+	ARCHES=x86_64 PROGS=
+	# shellcheck disable=SC1091
+	. "$gdir/group.conf"
+	case " $ARCHES " in *" $ARCH "*) ;; *) continue ;; esac
+	dst=$root/$kind/$g
+	mkdir -p "$dst"
+	cp "$gdir/group.conf" "$dst/"
+	# Guest-side scripts of the group (setup, and PROGS that are scripts, not built).
+	for f in setup demo $PROGS; do
+		[ -f "$gdir/$f" ] && cp "$gdir/$f" "$dst/"
+	done
+	if [ -f "$gdir/Makefile" ]; then
+		logged "$log.$g" make -C "$gdir" OUTDIR="$dst" CC="$tcc" ARCH="$ARCH" \
+			KSRC="$SRC" KHDR="$OUT/usr/include" ||
+			{ echo "initramfs: building tests/$g failed" >&2; exit 1; }
+	fi
+	if [ -d "$gdir/module" ]; then
+		msrc=$STAGE/testmod/$kind/$g
+		rm -rf "$msrc" && mkdir -p "$msrc" && cp -r "$gdir/module/." "$msrc/"
+		logged "$log.$g.mod" kmake M="$msrc" modules ||
+			{ echo "initramfs: building tests/$g/module failed" >&2; exit 1; }
+		cp "$msrc"/*.ko "$dst/"
+	fi
+	echo "dir /$kind/$g 755 0 0" >>"$list"
+	for f in "$dst"/*; do
+		[ -f "$f" ] || continue
+		mode=644; [ -x "$f" ] && mode=755
+		echo "file /$kind/$g/$(basename "$f") $f $mode 0 0" >>"$list"
+	done
+done
+printf 'dir /tests 755 0 0\ndir /bench 755 0 0\n' | cat - "$list" >"$list.tmp" && mv "$list.tmp" "$list"
+
+gcpio=$KWORK/gen_init_cpio
+[ -x "$gcpio" ] || gcc -O2 -o "$gcpio" "$SRC/usr/gen_init_cpio.c"
+"$gcpio" "$list" | gzip -1 >"$STAGE/initramfs.cpio.gz"

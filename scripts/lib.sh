@@ -1,0 +1,48 @@
+# Shared settings for the scripts; sourced, not run.
+# shellcheck shell=bash
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KWORK=${KWORK:-$HOME/.cache/kdev}
+SRC=$KWORK/linux
+ARCH=${ARCH:-x86_64}
+FLAVOUR=${FLAVOUR:-full}
+OUT=$KWORK/build/$ARCH-$FLAVOUR
+RUNS=${RUNS:-$KWORK/runs}
+# Where the initramfs and test programs of this arch/flavour are staged (default: beside the build).
+STAGE=${KSTAGE:-$OUT}
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+# Debian's tarball version the series is tested on.
+TESTED_DEB_VERSION=6.1.192-3
+
+case $FLAVOUR in
+stock|baseline|full) ;;
+*) echo "FLAVOUR must be stock, baseline or full (got '$FLAVOUR')" >&2; exit 2 ;;
+esac
+
+case $ARCH in
+x86_64) KARCH=x86; CROSS= ; IMAGE=arch/x86/boot/bzImage ;;
+s390x)  KARCH=s390; CROSS=s390x-linux-gnu- ; IMAGE=arch/s390/boot/bzImage ;;
+*) echo "ARCH must be x86_64 or s390x (got '$ARCH')" >&2; exit 2 ;;
+esac
+
+kmake() {
+	make -C "$SRC" O="$OUT" ARCH="$KARCH" ${CROSS:+CROSS_COMPILE=$CROSS} \
+		CC="ccache ${CROSS}gcc" HOSTCC="ccache gcc" -j"$(nproc)" "$@"
+}
+
+# Progress lines: stage and time since the script started.
+T0=${T0:-$(date +%s)}
+export T0
+stage() { printf '[%4ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
+
+# Run a long command with its output in a log file; show the tail on failure.
+logged() {
+	local log=$1; shift
+	mkdir -p "$(dirname "$log")"
+	if ! "$@" >"$log" 2>&1; then
+		echo "FAILED: $* (last lines of $log):" >&2
+		tail -n 40 "$log" >&2
+		return 1
+	fi
+}

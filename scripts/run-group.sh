@@ -1,0 +1,50 @@
+#!/bin/bash
+# Boot the $ARCH/$FLAVOUR kernel under QEMU (TCG, always under a timeout) to run one test group,
+# then judge the run with results.py.  Usage: run-group.sh GROUP [RUNDIR]
+# GROUP is a test group (tests/GROUP) or a benchmark (bench/NAME).
+# Kernel console -> RUNDIR/console.log; the group's KTAP -> RUNDIR/results.ktap (virtio console).
+. "$(dirname "$0")/lib.sh"
+
+group=$1
+dir=${2:-$RUNS/manual/$ARCH-$FLAVOUR/$group}
+case $group in bench/*) gdir=$TOP/$group ;; *) gdir=$TOP/tests/$group ;; esac
+[ -f "$gdir/group.conf" ] || { echo "run-group: no test group '$group'" >&2; exit 2; }
+TIMEOUT=300 MEM=2G SMP=2 KUNIT_FILTER= CMDLINE= ICOUNT=0
+# shellcheck disable=SC1091
+. "$gdir/group.conf"
+TIMEOUT=${KTEST_TIMEOUT:-$TIMEOUT}
+rm -rf "$dir" && mkdir -p "$dir"
+
+extra=()
+if [ -x "$gdir/host-setup" ]; then
+	# The group's host-side preparation (disk images ...) prints extra QEMU arguments.
+	mapfile -t extra < <(ARCH=$ARCH "$gdir/host-setup" "$dir")
+fi
+cmdline="panic=-1 oops=panic softlockup_panic=1 ktest.group=$group $CMDLINE"
+[ -n "${KTEST_CASE:-}" ] && cmdline="$cmdline ktest.case=$KTEST_CASE"
+if [ -n "$KUNIT_FILTER" ]; then
+	cmdline="$cmdline kunit.filter_glob=$KUNIT_FILTER"
+fi
+res=(-chardev "file,id=res,path=$dir/results.ktap")
+case $ARCH in
+x86_64)
+	qemu=(qemu-system-x86_64 -accel tcg -cpu max -m "$MEM" -smp "$SMP"
+	      -device virtio-serial-pci -device virtconsole,chardev=res)
+	cmdline="console=ttyS0 $cmdline" ;;
+s390x)
+	qemu=(qemu-system-s390x -machine s390-ccw-virtio -cpu max -m 1G -smp 1
+	      -device virtio-serial-ccw -device virtconsole,chardev=res)
+	cmdline="console=ttysclp0 $cmdline" ;;
+esac
+[ "$ICOUNT" = 1 ] && qemu+=(-icount shift=0,sleep=off)
+printf '%q ' "${qemu[@]}" >"$dir/qemu.cmd"
+rc=0
+timeout --kill-after=10 "$TIMEOUT" "${qemu[@]}" "${res[@]}" \
+	-display none -no-reboot -net none -monitor none -serial "file:$dir/console.log" \
+	-kernel "$OUT/$IMAGE" -initrd "$STAGE/initramfs.cpio.gz" -append "$cmdline" \
+	"${extra[@]}" </dev/null >"$dir/qemu.log" 2>&1 || rc=$?
+timed=()
+[ $rc = 124 ] || [ $rc = 137 ] && timed=(--timed-out "$TIMEOUT")
+kunit=()
+[ -n "$KUNIT_FILTER" ] && kunit=(--kunit)
+python3 "$TOP/scripts/results.py" "$group" "$dir" "$SRC" "${kunit[@]}" "${timed[@]}"
