@@ -12,6 +12,10 @@ RUNS=${RUNS:-$KWORK/runs}
 # Where the initramfs and test programs of this arch/flavour are staged (default: beside the build).
 STAGE=${KSTAGE:-$OUT}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+# The flavours build from one source tree into different output directories: without this,
+# ccache would hash each output directory into debug-info builds and share nothing between them.
+export CCACHE_NOHASHDIR=1
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 # Debian's tarball version the series is tested on.
 TESTED_DEB_VERSION=6.1.192-3
 
