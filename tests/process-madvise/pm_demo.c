@@ -43,7 +43,7 @@ int main(void)
 	struct iovec iov;
 	uint64_t *mem;
 	char c = 0;
-	double t0;
+	double start = now(), t0;
 	long ret;
 	pid_t pid;
 
@@ -108,5 +108,6 @@ int main(void)
 	       c == 'k' ? "came back intact from swap" : "WAS DAMAGED");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	printf("(%.1f s in all)\n", now() - start);
 	return c == 'k' ? 0 : 1;
 }

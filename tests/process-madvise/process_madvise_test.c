@@ -43,6 +43,9 @@
 #include "kselftest_harness.h"
 #include "pm_util.h"
 
+#ifndef PIDFD_NONBLOCK
+#define PIDFD_NONBLOCK	O_NONBLOCK	/* linux/pidfd.h, whose linux/fcntl.h clashes with libc's */
+#endif
 #define SZ_2M		(2UL << 20)
 #define ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
 #define EXT4_DIR	"/mnt/pm-ext4"
@@ -936,7 +939,10 @@ TEST_F(pm, iov_max)
 	many_ranges(_metadata, &self->t, PM_UIO_MAXIOV);
 }
 
-/* More than UIO_MAXIOV ranges: EINVAL, nothing done. */
+/*
+ * More than UIO_MAXIOV ranges: EINVAL, nothing done.  (6.1 passes vlen on to import_iovec() as
+ * an unsigned int, so 2^32 + 1 counts as 1 range: a quirk not tested here.)
+ */
 TEST_F(pm, iov_too_many)
 {
 	size_t nr = PM_UIO_MAXIOV + 1, i;
@@ -1047,7 +1053,7 @@ TEST_F(pm, range_spans_hole)
 	EXPECT_PM_ERR(ENOMEM, pm(self->t.pidfd, &iov, 1, MADV_PAGEOUT, 0));
 	for (i = 0; i < 4; i++)
 		out[i] = out[8 + i] = true;
-	/* pages 4..7 are not mapped: neither present nor swapped, i.e. "unexpected" as out */
+	/* Both sides of the hole are swapped out; the hole is still a hole. */
 	EXPECT_EQ(0, pages_with(self->t.pid, a + 4 * ps, 4, PM_PRESENT));
 	EXPECT_EQ(0, pages_with(self->t.pid, a + 4 * ps, 4, PM_SWAPPED));
 	EXPECT_EQ(-1, first_unexpected_page(self->t.pid, a, 4, out));
@@ -1264,6 +1270,14 @@ TEST(self_pidfd)
 	/* Not even for itself does it accept madvise(2)'s other advice. */
 	EXPECT_PM_ERR(EINVAL, pm(pidfd, &iov, 1, MADV_DONTNEED, 0));
 	EXPECT_EQ(0x5a, p[7 * ps]);
+	close(pidfd);
+
+	/* A non-blocking pidfd is just as good. */
+	pidfd = sys_pidfd_open(getpid(), PIDFD_NONBLOCK);
+	ASSERT_LE(0, pidfd);
+	ASSERT_PM_RET(8 * ps, pm(pidfd, &iov, 1, MADV_PAGEOUT, 0));
+	EXPECT_EQ(8, pages_with(getpid(), (uintptr_t)p, 8, PM_SWAPPED));
+	EXPECT_EQ(0x5a, p[5 * ps]);
 	munmap(p, 8 * ps);
 	close(pidfd);
 }
@@ -1591,7 +1605,8 @@ TEST_F_TIMEOUT(pm, concurrent_exit, 60)
 				break;
 			continue;
 		}
-		ASSERT_TRUE(r.ret == (long)len || (r.ret > 0 && r.ret % ps == 0) ||
+		/* One range: all of it or nothing; it may be partly unmapped (ENOMEM). */
+		ASSERT_TRUE(r.ret == (long)len ||
 			    (r.ret == -1 && (r.err == ENOMEM || r.err == EINVAL)))
 			TH_LOG("ret %ld, %s", r.ret, errname(r.err));
 		ASSERT_EQ(0, gone) TH_LOG("advised a process already gone");
