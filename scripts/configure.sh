@@ -1,5 +1,5 @@
 #!/bin/bash
-# Configure $OUT from allnoconfig + the tree's kvm_guest.config + configs/$ARCH/*.config
+# Configure $OUT from allnoconfig (+ the tree's kvm_guest.config on x86_64) + configs/$ARCH/*.config
 # with the tree's merge_config.sh, then check that every fragment line came out as asked.
 . "$(dirname "$0")/lib.sh"
 
@@ -11,6 +11,8 @@ if [ -f "$OUT/.config" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ]; then
 	exit 0
 fi
 base=()
+# kvm_guest.config is x86/PCI-flavoured (8250 serial, virtio-pci); s390x starts from allnoconfig
+# alone and its fragments ask for the SCLP console and virtio-ccw themselves.
 [ "$ARCH" = x86_64 ] && base=("$SRC/kernel/configs/kvm_guest.config")
 cd "$SRC"
 ARCH=$KARCH CROSS_COMPILE=$CROSS scripts/kconfig/merge_config.sh -n -O "$OUT" \

@@ -100,6 +100,11 @@ def parse_kunit(console, ksrc):
     import kunit_parser  # noqa: E402
     from kunit_parser import TestStatus
     with contextlib.redirect_stdout(io.StringIO()) as out:
+        # kunit_parser prints through kunit_printer.stdout, a Printer bound to sys.stdout at
+        # import time, which redirect_stdout does not reach: point it at the capture too.
+        printer = getattr(kunit_parser, "stdout", None)
+        if printer is not None and hasattr(printer, "_output"):
+            printer._output = out
         test = kunit_parser.parse_run_tests(console.splitlines())
     rows = []
 

@@ -3,6 +3,7 @@
 # then judge the run with results.py.  Usage: run-group.sh GROUP [RUNDIR]
 # GROUP is a test group (tests/GROUP) or a benchmark (bench/NAME).
 # Kernel console -> RUNDIR/console.log; the group's KTAP -> RUNDIR/results.ktap (virtio console).
+# A guest panic ends the run: panic=-1 reboots at once and -no-reboot makes QEMU exit instead.
 . "$(dirname "$0")/lib.sh"
 
 group=$1
@@ -30,21 +31,27 @@ case $ARCH in
 x86_64)
 	qemu=(qemu-system-x86_64 -accel tcg -cpu max -m "$MEM" -smp "$SMP"
 	      -device virtio-serial-pci -device virtconsole,chardev=res)
+	con=(-serial "file:$dir/console.log")
 	cmdline="console=ttyS0 $cmdline" ;;
 s390x)
 	qemu=(qemu-system-s390x -machine s390-ccw-virtio -cpu max -m 1G -smp 1
 	      -device virtio-serial-ccw -device virtconsole,chardev=res)
+	# The console is the SCLP VT220 console (ttysclp0), QEMU's sclpconsole device, named
+	# here; -serial none, or QEMU's default serial becomes a second VT220 console and fails.
+	con=(-serial none -chardev "file,id=con,path=$dir/console.log"
+	     -device sclpconsole,chardev=con)
 	cmdline="console=ttysclp0 $cmdline" ;;
 esac
 [ "$ICOUNT" = 1 ] && qemu+=(-icount shift=0,sleep=off)
 printf '%q ' "${qemu[@]}" >"$dir/qemu.cmd"
 rc=0
 timeout --kill-after=10 "$TIMEOUT" "${qemu[@]}" "${res[@]}" \
-	-display none -no-reboot -net none -monitor none -serial "file:$dir/console.log" \
+	-display none -no-reboot -net none -monitor none "${con[@]}" \
 	-kernel "$OUT/$IMAGE" -initrd "$STAGE/initramfs.cpio.gz" -append "$cmdline" \
 	"${extra[@]}" </dev/null >"$dir/qemu.log" 2>&1 || rc=$?
 timed=()
 [ $rc = 124 ] || [ $rc = 137 ] && timed=(--timed-out "$TIMEOUT")
+[ $rc = 0 ] || [ ${#timed[@]} != 0 ] || echo "run-group: QEMU exited with status $rc (see $dir/qemu.log)" >&2
 kunit=()
 [ -n "$KUNIT_FILTER" ] && kunit=(--kunit)
 python3 "$TOP/scripts/results.py" "$group" "$dir" "$SRC" "${kunit[@]}" "${timed[@]}"
