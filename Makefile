@@ -21,7 +21,7 @@ export KWORK
 all: help
 
 help:
-	@sed -n '3,12p' Makefile
+	@sed -n '3,11p' Makefile
 
 deps:
 	@scripts/deps.sh

@@ -1,11 +1,18 @@
 #!/bin/bash
 # Write the commits of $KWORK/linux back into patches/: pristine..baseline -> patches/baseline/,
-# baseline..full -> the folder the series already gives the commit at that position; commits
-# beyond the end of the series go to patches/$FEATURE/ (FEATURE=name is then required).
+# baseline..full -> the folder of the series' patch with the same subject; a commit whose subject
+# is new goes to patches/$FEATURE/ (FEATURE=name is then required).
 . "$(dirname "$0")/lib.sh"
 
 G() { git -C "$SRC" "$@"; }
-mapfile -t old < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series" | awk '{print $1}')
+declare -A folder_of
+while read -r p _; do
+	case $p in ''|\#*) continue ;; esac
+	# The subject as git wrote it: unfold the header, drop the "[PATCH]" tag.
+	subj=$(awk '/^Subject: /{s = $0; while ((getline l) > 0 && l ~ /^ /) s = s l; print s; exit}' \
+		"$TOP/patches/$p" | sed 's/^Subject: \(\[PATCH[^]]*\] \)\?//')
+	folder_of[$subj]=${p%%/*}
+done <"$TOP/patches/series"
 mapfile -t commits < <(G rev-list --reverse pristine..baseline; G rev-list --reverse baseline..full)
 nbase=$(G rev-list --count pristine..baseline)
 tmp=$(mktemp -d)
@@ -13,10 +20,11 @@ declare -A count
 new=()
 i=0
 for c in "${commits[@]}"; do
+	subj=$(G log -1 --format=%s "$c")
 	if [ "$i" -lt "$nbase" ]; then
 		folder=baseline
-	elif [ "$i" -lt "${#old[@]}" ] && [ "${old[$i]%%/*}" != baseline ]; then
-		folder=${old[$i]%%/*}
+	elif [ -n "${folder_of[$subj]:-}" ] && [ "${folder_of[$subj]}" != baseline ]; then
+		folder=${folder_of[$subj]}
 	elif [ -n "${FEATURE:-}" ]; then
 		folder=$FEATURE
 	else
