@@ -71,10 +71,14 @@
 #define XFS_MNT		"/mnt/ovlv-xfs"
 #define MARKER		"work/incompat/volatile/dirty"	/* under the workdir */
 
-#define MSG_INCOMPAT	"overlayfs: overlay with incompat feature 'volatile' cannot be mounted"
-#define MSG_NO_UPPER	"overlayfs: option \"volatile\" is meaningless in a non-upper mount, ignoring it."
-#define MSG_UNSEEN	"overlayfs: Cannot mount volatile when upperdir has an unseen error. Sync upperdir fs to clear state."
-#define MSG_UNKNOWN	"overlayfs: unrecognized mount option \"volatile=on\" or missing value"
+/*
+ * Kernel log messages the tests wait for, as words that must all appear in one record: the
+ * wording of a message is not ABI, but overlayfs must say what it refused and why.
+ */
+#define MSG_INCOMPAT	"overlayfs:|incompat|volatile"
+#define MSG_NO_UPPER	"overlayfs:|\"volatile\"|upper"
+#define MSG_UNSEEN	"overlayfs:|volatile|error"
+#define MSG_UNKNOWN	"overlayfs: unrecognized mount option \"volatile=on\""
 
 #define PATH_LEN	256
 #define NFILES		200		/* files of the fsync workload */
@@ -236,7 +240,30 @@ static int kmsg_open(void)
 }
 
 /* Whether a record logged since kmsg_open() contains needle. */
-static bool kmsg_seen(int fd, const char *needle)
+/* Whether every '|'-separated word of words appears in this record. */
+static bool record_has_all(const char *rec, const char *words)
+{
+	char word[256];
+	const char *end;
+	size_t len;
+
+	for (;;) {
+		end = strchr(words, '|');
+		len = end ? (size_t)(end - words) : strlen(words);
+		if (len >= sizeof(word))
+			return false;
+		memcpy(word, words, len);
+		word[len] = '\0';
+		if (!strstr(rec, word))
+			return false;
+		if (!end)
+			return true;
+		words = end + 1;
+	}
+}
+
+/* Whether a kernel log record read from fd (opened by kmsg_open()) has all the words. */
+static bool kmsg_seen(int fd, const char *words)
 {
 	char rec[2048];
 	bool found = false;
@@ -249,7 +276,7 @@ static bool kmsg_seen(int fd, const char *needle)
 		if (n <= 0)
 			break;
 		rec[n] = '\0';
-		if (strstr(rec, needle))
+		if (record_has_all(rec, words))
 			found = true;
 	}
 	return found;
