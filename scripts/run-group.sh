@@ -49,6 +49,8 @@ timeout --kill-after=10 "$TIMEOUT" "${qemu[@]}" "${res[@]}" \
 	-display none -no-reboot -net none -monitor none "${con[@]}" \
 	-kernel "$OUT/$IMAGE" -initrd "$STAGE/initramfs.cpio.gz" -append "$cmdline" \
 	"${extra[@]}" </dev/null >"$dir/qemu.log" 2>&1 || rc=$?
+# Disk images a host-setup made are scratch: the results are what stays.
+rm -f "$dir"/*.img
 timed=()
 [ $rc = 124 ] || [ $rc = 137 ] && timed=(--timed-out "$TIMEOUT")
 [ $rc = 0 ] || [ ${#timed[@]} != 0 ] || echo "run-group: QEMU exited with status $rc (see $dir/qemu.log)" >&2
