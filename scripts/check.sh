@@ -72,7 +72,8 @@ if [ "$FLAVOUR" = full ] && [ "${MATRIX:-1}" = 1 ] && [ ${#matrix_groups[@]} -gt
 		groups_of[$a]=$keep
 	done
 	for flav in stock baseline; do
-		: >"$top_run/$flav/results.tsv" 2>/dev/null || { mkdir -p "$top_run/$flav"; : >"$top_run/$flav/results.tsv"; }
+		mkdir -p "$top_run/$flav"
+		: >"$top_run/$flav/results.tsv"
 		run_groups "$flav" "$top_run/$flav"
 	done
 	# Back to the flavour under test, so the tree is left as it was asked for.
