@@ -10,7 +10,7 @@ group=$1
 dir=${2:-$RUNS/manual/$ARCH-$FLAVOUR/$group}
 case $group in bench/*) gdir=$TOP/$group ;; *) gdir=$TOP/tests/$group ;; esac
 [ -f "$gdir/group.conf" ] || { echo "run-group: no test group '$group'" >&2; exit 2; }
-TIMEOUT=300 MEM=2G SMP=2 KUNIT_FILTER= CMDLINE= ICOUNT=0
+TIMEOUT=300 MEM=2G SMP=2 KUNIT_FILTER= KUNIT_FLAVOURS= CMDLINE= ICOUNT=0
 # shellcheck disable=SC1091
 . "$gdir/group.conf"
 TIMEOUT=${KTEST_TIMEOUT:-$TIMEOUT}
@@ -54,6 +54,10 @@ rm -f "$dir"/*.img
 timed=()
 [ $rc = 124 ] || [ $rc = 137 ] && timed=(--timed-out "$TIMEOUT")
 [ $rc = 0 ] || [ ${#timed[@]} != 0 ] || echo "run-group: QEMU exited with status $rc (see $dir/qemu.log)" >&2
+# KUnit results are expected on every flavour, or only on those KUNIT_FLAVOURS names (a suite
+# the series adds does not exist on stock or baseline).
 kunit=()
-[ -n "$KUNIT_FILTER" ] && kunit=(--kunit)
+if [ -n "$KUNIT_FILTER" ]; then
+	case " ${KUNIT_FLAVOURS:-$FLAVOUR} " in *" $FLAVOUR "*) kunit=(--kunit) ;; esac
+fi
 python3 "$TOP/scripts/results.py" "$group" "$dir" "$SRC" "${kunit[@]}" "${timed[@]}"

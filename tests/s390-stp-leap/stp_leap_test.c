@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * STP leap seconds handled at run time, seen from user space on an s390x
+ * guest without STP (QEMU).
+ *
+ * Every kernel: /sys/devices/system/stp/leap_seconds_scheduled exists, is
+ * world-readable and answers ENODATA while there is no STP information.
+ *
+ * Kernels built with CONFIG_S390_STP_LEAP_INJECT (ours): the debugfs
+ * injection point feeds a synthetic STP status and leap-second offset
+ * information block into the STP work, as a machine check would on a machine
+ * with STP; the tests watch the adjtimex leap flags, the sysfs attribute and,
+ * at the end, the timekeeping core inserting and deleting the second at
+ * midnight.  Where the kernel's config does not have the option (stock 6.1,
+ * baseline) those tests are skipped; where it has it, the files must exist.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/timex.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define STP_DIR		"/sys/devices/system/stp"
+#define SCHEDULED	STP_DIR "/leap_seconds_scheduled"
+#define INJECT		"/sys/kernel/debug/s390/stp/inject"
+#define TOD		"/sys/kernel/debug/s390/stp/tod"
+#define UNPRIV_ID	1000			/* user "ktest" of the guest */
+
+#define TOD_UNIX_EPOCH	0x7d91048bca000000ULL
+#define TOD_SEC		4096000000ULL		/* TOD units per second */
+
+/* Read a small file: its length, or -errno. */
+static int read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return n;
+}
+
+/* Write a string to the injection point: 0, or -errno. */
+static int inject(const char *s)
+{
+	int fd = open(INJECT, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+static int injectf(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return inject(buf);
+}
+
+static unsigned long long tod_now(void)
+{
+	char buf[64];
+
+	if (read_file(TOD, buf, sizeof(buf)) <= 0)
+		return 0;
+	return strtoull(buf, NULL, 16);
+}
+
+static int timex_status(void)
+{
+	struct timex tx = { .modes = 0 };
+
+	if (adjtimex(&tx) < 0)
+		return -errno;
+	return tx.status;
+}
+
+static int timex_state(void)
+{
+	struct timex tx = { .modes = 0 };
+
+	return adjtimex(&tx);
+}
+
+static int leap_flags(void)
+{
+	return timex_status() & (STA_INS | STA_DEL);
+}
+
+/* Change adjtimex status bits from user space, as an NTP daemon would. */
+static int update_status(int clear, int set)
+{
+	struct timex tx = { .modes = 0 };
+
+	if (adjtimex(&tx) < 0)
+		return -errno;
+	tx.modes = ADJ_STATUS;
+	tx.status = (tx.status & ~clear) | set;
+	return adjtimex(&tx) < 0 ? -errno : 0;
+}
+
+static int mark_synced(void)
+{
+	struct timex tx = { .modes = 0 };
+
+	if (adjtimex(&tx) < 0)
+		return -errno;
+	tx.modes = ADJ_STATUS | ADJ_MAXERROR;
+	tx.status &= ~STA_UNSYNC;
+	tx.maxerror = 0;
+	return adjtimex(&tx) < 0 ? -errno : 0;
+}
+
+static int set_leap_flags(int flags)
+{
+	return update_status(STA_INS | STA_DEL, flags);
+}
+
+/* What the sysfs attribute reads for a change at TOD value @tod. */
+static void expect_line(char *buf, size_t size, unsigned long long tod,
+			int change)
+{
+	snprintf(buf, size, "%llu,%d\n", (tod - TOD_UNIX_EPOCH) / TOD_SEC,
+		 change);
+}
+
+/* Does /proc/config.gz ask for the injection point? */
+static int config_has_inject(void)
+{
+	FILE *f = popen("zcat /proc/config.gz 2>/dev/null", "r");
+	char line[256];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strcmp(line, "CONFIG_S390_STP_LEAP_INJECT=y\n"))
+			found = 1;
+	pclose(f);
+	return found;
+}
+
+/* Run @fn in a child with the ids of an unprivileged user: its exit code. */
+static int as_unprivileged(int (*fn)(void))
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (setresgid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID) ||
+		    setresuid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID))
+			_exit(100);
+		_exit(fn());
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST(scheduled_attribute_exists)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(SCHEDULED, &st)) {
+		TH_LOG("%s: %s", SCHEDULED, strerror(errno));
+	}
+	EXPECT_TRUE(S_ISREG(st.st_mode));
+	EXPECT_EQ(0444, st.st_mode & 07777);
+	/* Read-only: a write is refused, not ignored. */
+	EXPECT_EQ(-1, open(SCHEDULED, O_WRONLY));
+	EXPECT_EQ(EACCES, errno);
+}
+
+static int read_scheduled_errno(void)
+{
+	char buf[64];
+	int n = read_file(SCHEDULED, buf, sizeof(buf));
+
+	return n < 0 ? -n : 0;
+}
+
+TEST(scheduled_enodata_without_stp)
+{
+	char buf[64];
+
+	/* No injected state: what the machine says, and QEMU has no STP. */
+	if (!access(INJECT, F_OK))
+		ASSERT_EQ(0, inject("off"));
+	EXPECT_EQ(-ENODATA, read_file(SCHEDULED, buf, sizeof(buf)));
+	/* Any user may read it, and gets the same answer. */
+	EXPECT_EQ(ENODATA, as_unprivileged(read_scheduled_errno));
+}
+
+FIXTURE(inject) {
+	int available;
+};
+
+FIXTURE_SETUP(inject)
+{
+	self->available = !access(INJECT, F_OK);
+	if (!self->available) {
+		/* Only a kernel built without the option may lack it. */
+		ASSERT_FALSE(config_has_inject()) {
+			TH_LOG("CONFIG_S390_STP_LEAP_INJECT=y but no %s", INJECT);
+		}
+		return;
+	}
+	ASSERT_EQ(0, inject("off"));
+	ASSERT_EQ(0, set_leap_flags(0));
+	ASSERT_NE(0, tod_now());
+}
+
+FIXTURE_TEARDOWN(inject)
+{
+	if (self->available) {
+		inject("off");
+		set_leap_flags(0);
+	}
+}
+
+#define NEED_INJECT() do {						\
+	if (!self->available)						\
+		SKIP(return, "%s: kernel without CONFIG_S390_STP_LEAP_INJECT", \
+		     _metadata->name);					\
+} while (0)
+
+TEST_F(inject, insertion_within_2h_sets_sta_ins)
+{
+	unsigned long long at = tod_now() + 3600 * TOD_SEC;
+	char buf[64], want[64];
+
+	NEED_INJECT();
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", at));
+	EXPECT_EQ(STA_INS, leap_flags());
+	expect_line(want, sizeof(want), at, 1);
+	ASSERT_LT(0, read_file(SCHEDULED, buf, sizeof(buf)));
+	EXPECT_STREQ(want, buf);
+	ASSERT_LT(0, read_file(STP_DIR "/leap_seconds", buf, sizeof(buf)));
+	EXPECT_STREQ("27\n", buf);
+}
+
+TEST_F(inject, deletion_within_2h_sets_sta_del)
+{
+	unsigned long long at = tod_now() + 7000 * TOD_SEC;
+	char buf[64], want[64];
+
+	NEED_INJECT();
+	ASSERT_EQ(0, injectf("1 1 1 28 27 %llx", at));
+	EXPECT_EQ(STA_DEL, leap_flags());
+	expect_line(want, sizeof(want), at, -1);
+	ASSERT_LT(0, read_file(SCHEDULED, buf, sizeof(buf)));
+	EXPECT_STREQ(want, buf);
+}
+
+TEST_F(inject, change_beyond_2h_sets_nothing_yet)
+{
+	unsigned long long at = tod_now() + 7300 * TOD_SEC;
+	char buf[64], want[64];
+
+	NEED_INJECT();
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", at));
+	EXPECT_EQ(0, leap_flags());
+	/* ... but it is announced. */
+	expect_line(want, sizeof(want), at, 1);
+	ASSERT_LT(0, read_file(SCHEDULED, buf, sizeof(buf)));
+	EXPECT_STREQ(want, buf);
+	/* The announcement moved closer: now it is set. */
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", tod_now() + 60 * TOD_SEC));
+	EXPECT_EQ(STA_INS, leap_flags());
+}
+
+TEST_F(inject, other_changes_schedule_nothing)
+{
+	static const int offsets[][2] = { { 27, 27 }, { 27, 29 }, { 27, 25 } };
+	unsigned long long at = tod_now() + 600 * TOD_SEC;
+	char buf[64], want[64];
+	int i;
+
+	NEED_INJECT();
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, injectf("1 1 1 %d %d %llx", offsets[i][0],
+				     offsets[i][1], at));
+		EXPECT_EQ(0, leap_flags());
+		expect_line(want, sizeof(want), at,
+			    offsets[i][1] - offsets[i][0]);
+		ASSERT_LT(0, read_file(SCHEDULED, buf, sizeof(buf)));
+		EXPECT_STREQ(want, buf);
+	}
+}
+
+TEST_F(inject, past_change_clears)
+{
+	unsigned long long now = tod_now();
+
+	NEED_INJECT();
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", now + 600 * TOD_SEC));
+	ASSERT_EQ(STA_INS, leap_flags());
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", now - 10 * TOD_SEC));
+	EXPECT_EQ(0, leap_flags());
+}
+
+TEST_F(inject, withdrawn_update_clears)
+{
+	unsigned long long at = tod_now() + 600 * TOD_SEC;
+	char buf[64];
+
+	NEED_INJECT();
+	ASSERT_EQ(0, injectf("1 1 1 28 27 %llx", at));
+	ASSERT_EQ(STA_DEL, leap_flags());
+	ASSERT_EQ(0, injectf("1 0 1 28 27 %llx", at));
+	EXPECT_EQ(0, leap_flags());
+	ASSERT_LT(0, read_file(SCHEDULED, buf, sizeof(buf)));
+	EXPECT_STREQ("0,0\n", buf);
+}
+
+TEST_F(inject, sync_loss_clears)
+{
+	unsigned long long at = tod_now() + 600 * TOD_SEC;
+
+	NEED_INJECT();
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", at));
+	ASSERT_EQ(STA_INS, leap_flags());
+	ASSERT_EQ(0, injectf("0 1 1 27 28 %llx", at));
+	EXPECT_EQ(0, leap_flags());
+}
+
+TEST_F(inject, absent_block_reads_none)
+{
+	char buf[64];
+
+	NEED_INJECT();
+	ASSERT_EQ(0, injectf("1 1 0 27 28 %llx", tod_now() + 60 * TOD_SEC));
+	EXPECT_EQ(0, leap_flags());
+	ASSERT_LT(0, read_file(SCHEDULED, buf, sizeof(buf)));
+	EXPECT_STREQ("0,0\n", buf);
+}
+
+TEST_F(inject, flags_set_by_others_are_kept)
+{
+	unsigned long long at = tod_now() + 600 * TOD_SEC;
+
+	NEED_INJECT();
+	ASSERT_EQ(0, set_leap_flags(STA_INS));
+	ASSERT_EQ(0, injectf("1 0 1 27 28 %llx", at));
+	EXPECT_EQ(STA_INS, leap_flags());
+	ASSERT_EQ(0, injectf("0 1 1 27 28 %llx", at));
+	EXPECT_EQ(STA_INS, leap_flags());
+	ASSERT_EQ(0, inject("off"));
+	EXPECT_EQ(STA_INS, leap_flags());
+}
+
+TEST_F(inject, off_returns_to_the_machine)
+{
+	char buf[64];
+
+	NEED_INJECT();
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", tod_now() + 60 * TOD_SEC));
+	ASSERT_EQ(STA_INS, leap_flags());
+	ASSERT_LT(0, read_file(INJECT, buf, sizeof(buf)));
+	EXPECT_EQ(0, strncmp(buf, "1 1 1 27 28 ", 12));
+	ASSERT_EQ(0, inject("off"));
+	EXPECT_EQ(0, leap_flags());
+	EXPECT_EQ(-ENODATA, read_file(SCHEDULED, buf, sizeof(buf)));
+	ASSERT_LT(0, read_file(INJECT, buf, sizeof(buf)));
+	EXPECT_STREQ("off\n", buf);
+}
+
+TEST_F(inject, bad_input_is_einval)
+{
+	static const char *const bad[] = {
+		"\n", "on", "1 1 1 27 28", "1 1 1 27 28 0 0",
+		"2 1 1 27 28 0", "1 2 1 27 28 0", "1 1 2 27 28 0",
+		"-1 1 1 27 28 0", "1 1 1 32768 28 0", "1 1 1 27 -32769 0",
+		"1 1 1 27 28 xyz",
+	};
+	char buf[64], before[64], longer[200];
+	unsigned int i;
+
+	NEED_INJECT();
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", tod_now() + 60 * TOD_SEC));
+	ASSERT_LT(0, read_file(INJECT, before, sizeof(before)));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, inject(bad[i])) {
+			TH_LOG("input '%s'", bad[i]);
+		}
+	}
+	memset(longer, '1', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	EXPECT_EQ(-EINVAL, inject(longer));
+	/* Nothing changed. */
+	ASSERT_LT(0, read_file(INJECT, buf, sizeof(buf)));
+	EXPECT_STREQ(before, buf);
+	EXPECT_EQ(STA_INS, leap_flags());
+}
+
+static int open_inject_errno(void)
+{
+	int fd = open(INJECT, O_WRONLY);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno;
+}
+
+static int open_tod_errno(void)
+{
+	int fd = open(TOD, O_RDONLY);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno;
+}
+
+static int read_scheduled_ok(void)
+{
+	char buf[64];
+
+	return read_file(SCHEDULED, buf, sizeof(buf)) > 0 ? 0 : 1;
+}
+
+TEST_F(inject, root_only)
+{
+	NEED_INJECT();
+	EXPECT_EQ(EACCES, as_unprivileged(open_inject_errno));
+	EXPECT_EQ(EACCES, as_unprivileged(open_tod_errno));
+	/* The sysfs attribute stays readable for everyone. */
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", tod_now() + 60 * TOD_SEC));
+	EXPECT_EQ(0, as_unprivileged(read_scheduled_ok));
+}
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC in ns: moves by a second at a leap. */
+static long long realtime_offset(void)
+{
+	struct timespec r, m;
+
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_gettime(CLOCK_REALTIME, &r);
+	return (r.tv_sec - m.tv_sec) * 1000000000LL + r.tv_nsec - m.tv_nsec;
+}
+
+/*
+ * The whole path: the announcement sets the flag, and the timekeeping core
+ * inserts (deletes) a second at the next UTC midnight.  The clock is set to
+ * three seconds before midnight of 2016-12-31, which had a leap second.
+ */
+static void leap_at_midnight(struct __test_metadata *_metadata, int change)
+{
+	struct timeval tv = { .tv_sec = 1483228800 - 3 };
+	long long before, after, moved;
+
+	/*
+	 * Setting the clock clears the NTP state.  adjtimex() then tells the
+	 * leap state only once the clock is "synced" again, and it stays so
+	 * while the maximum error is below 16 s.
+	 */
+	ASSERT_EQ(0, settimeofday(&tv, NULL));
+	before = realtime_offset();
+	ASSERT_EQ(0, mark_synced());
+	ASSERT_EQ(TIME_OK, timex_state());
+	ASSERT_EQ(0, injectf("1 1 1 27 %d %llx", 27 + change,
+			     tod_now() + 60 * TOD_SEC));
+	ASSERT_EQ(change > 0 ? STA_INS : STA_DEL, leap_flags());
+	sleep(6);
+	after = realtime_offset();
+	/* Done, and waiting for the flag to be taken back. */
+	EXPECT_EQ(TIME_WAIT, timex_state());
+	moved = after - before;
+	/* A second less of UTC for an insertion, a second more for a deletion. */
+	EXPECT_LT(llabs(moved + change * 1000000000LL), 100000000LL) {
+		TH_LOG("realtime moved by %lld ns against monotonic", moved);
+	}
+	/* The announcement is withdrawn: the flag goes, the state recovers. */
+	ASSERT_EQ(0, injectf("1 0 1 27 %d %llx", 27 + change, tod_now()));
+	EXPECT_EQ(0, leap_flags());
+	sleep(2);
+	EXPECT_EQ(TIME_OK, timex_state());
+	EXPECT_EQ(0, update_status(0, STA_UNSYNC));
+}
+
+TEST_F(inject, second_inserted_at_midnight)
+{
+	NEED_INJECT();
+	leap_at_midnight(_metadata, 1);
+}
+
+TEST_F(inject, second_deleted_at_midnight)
+{
+	NEED_INJECT();
+	leap_at_midnight(_metadata, -1);
+}
+
+TEST_HARNESS_MAIN
