@@ -40,6 +40,7 @@ check: deps
 
 demo: deps
 	@scripts/demo.sh
+	@ARCH=s390x scripts/demo.sh
 
 shell: deps
 	@scripts/demo.sh shell
