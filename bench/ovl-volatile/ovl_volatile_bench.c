@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../tests/ovl-volatile/ovl_disk.h"
+
 #define NFILES		2000
 #define FILE_SZ		4096
 #define ROUNDS		3
@@ -65,69 +67,6 @@ static int write_str(const char *path, const char *s)
 	return n == (ssize_t)strlen(s) ? 0 : -1;
 }
 
-static int read_str(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
-
-static int find_disk(char *dev, size_t len)
-{
-	char path[300], s[64];
-	struct dirent *de;
-	DIR *d = opendir("/sys/block");
-	int ret = -1;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "vd", 2))
-			continue;
-		snprintf(path, sizeof(path), "/sys/block/%.32s/serial", de->d_name);
-		if (read_str(path, s, sizeof(s)) || strcmp(s, SERIAL))
-			continue;
-		snprintf(dev, len, "%.31s", de->d_name);
-		ret = 0;
-		break;
-	}
-	closedir(d);
-	return ret;
-}
-
-/* Completed writes (field 5) and flushes (field 16) of the disk. */
-static int disk_stat(const char *dev, unsigned long long *writes, unsigned long long *flushes)
-{
-	unsigned long long f[17];
-	char path[300], buf[512];
-	char *p = buf;
-	int i;
-
-	snprintf(path, sizeof(path), "/sys/block/%s/stat", dev);
-	if (read_str(path, buf, sizeof(buf)))
-		return -1;
-	for (i = 0; i < 17; i++) {
-		char *end;
-
-		f[i] = strtoull(p, &end, 10);
-		if (end == p)
-			return -1;
-		p = end;
-	}
-	*writes = f[4];
-	*flushes = f[15];
-	return 0;
-}
 
 static int syncfs_path(const char *path)
 {
@@ -214,7 +153,7 @@ static int remount_upper(const char *dev)
 static void one_run(const char *dev, int mode, int round, struct run *r, bool *data_ok)
 {
 	char base[200], upper[240], work[240], opts[800], merged[] = TMP_MNT "/merged";
-	unsigned long long w0, f0, w1, f1;
+	struct disk_stat st0 = { 0 }, st1 = { 0 };
 	uint64_t t0, t1;
 
 	memset(r, 0, sizeof(*r));
@@ -232,18 +171,18 @@ static void one_run(const char *dev, int mode, int round, struct run *r, bool *d
 		       strerror(errno));
 		return;
 	}
-	if (syncfs_path(DISK_MNT) || disk_stat(dev, &w0, &f0)) {
+	if (syncfs_path(DISK_MNT) || disk_stat(dev, &st0)) {
 		umount(merged);
 		return;
 	}
 	t0 = now_ns();
 	r->ok = !workload(merged);
 	t1 = now_ns();
-	if (disk_stat(dev, &w1, &f1))
+	if (disk_stat(dev, &st1))
 		r->ok = false;
 	r->ns = t1 - t0;
-	r->writes = w1 - w0;
-	r->flushes = f1 - f0;
+	r->writes = st1.writes - st0.writes;
+	r->flushes = st1.flushes - st0.flushes;
 	/* unmounted, and the upper mounted again: the files are all on the disk */
 	if (umount(merged) || remount_upper(dev))
 		r->ok = false;
@@ -292,7 +231,7 @@ int main(void)
 		printf("Bail out! cannot set the writeback sysctls\n");
 		return 1;
 	}
-	if (find_disk(dev, sizeof(dev))) {
+	if (find_disk(SERIAL, dev, sizeof(dev))) {
 		printf("Bail out! no virtio disk with serial %s (host-setup attaches it)\n", SERIAL);
 		return 1;
 	}

@@ -35,12 +35,8 @@
 
 #include <asm/unistd.h>
 
-#ifndef MADV_COLD
-#define MADV_COLD	20
-#endif
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT	21
-#endif
+/* The raw system calls and the advice numbers, as the test has them. */
+#include "../../tests/process-madvise/pm_util.h"
 
 #define DEFAULT_REPS	11
 #define MIN_REPS	5
@@ -80,12 +76,13 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int write_full(int fd, const void *buf, size_t len)
+/* The whole of LEN bytes through read(2) or write(2), retrying short and interrupted calls. */
+static int io_full(int fd, void *buf, size_t len, bool wr)
 {
-	const char *p = buf;
+	char *p = buf;
 
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -97,21 +94,14 @@ static int write_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+static int write_full(int fd, const void *buf, size_t len)
+{
+	return io_full(fd, (void *)buf, len, true);
+}
+
 static int read_full(int fd, void *buf, size_t len)
 {
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
+	return io_full(fd, buf, len, false);
 }
 
 /*
@@ -207,7 +197,7 @@ static int run_case(const struct bench_case *c, int reps, char *why, size_t whyl
 		snprintf(why, whylen, "target did not start");
 		goto out;
 	}
-	pidfd = syscall(__NR_pidfd_open, pid, 0);
+	pidfd = sys_pidfd_open(pid, 0);
 	if (pidfd < 0) {
 		snprintf(why, whylen, "pidfd_open: %s", strerror(errno));
 		goto out;
@@ -228,14 +218,14 @@ static int run_case(const struct bench_case *c, int reps, char *why, size_t whyl
 		}
 		if (c->vector) {
 			t0 = now_ns();
-			r = syscall(__NR_process_madvise, pidfd, iov, c->ranges, c->advice, 0);
+			r = sys_process_madvise(pidfd, iov, c->ranges, c->advice, 0);
 			t1 = now_ns();
 			if (r > 0)
 				done = r;
 		} else {
 			t0 = now_ns();
 			for (i = 0; i < c->ranges; i++) {
-				r = syscall(__NR_process_madvise, pidfd, &iov[i], 1, c->advice, 0);
+				r = sys_process_madvise(pidfd, &iov[i], 1, c->advice, 0);
 				if (r < 0)
 					break;
 				done += r;

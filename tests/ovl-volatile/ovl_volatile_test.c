@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "ovl_disk.h"
 
 /* fs/xfs/libxfs/xfs_fs.h: not part of the UAPI headers. */
 #define XFS_IOC_GOINGDOWN		_IOR('X', 125, uint32_t)
@@ -96,23 +97,6 @@ static int write_str(const char *path, const char *s)
 	n = write(fd, s, strlen(s));
 	close(fd);
 	return n == (ssize_t)strlen(s) ? 0 : -EIO;
-}
-
-static int read_str(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
 }
 
 static int mkdir_p(const char *path)
@@ -284,58 +268,6 @@ static bool kmsg_seen(int fd, const char *words)
 
 /* ---- block devices ---- */
 
-struct disk_stat {
-	unsigned long long writes;	/* field 5: write I/Os completed */
-	unsigned long long flushes;	/* field 16: flush I/Os completed */
-};
-
-/* Finds the virtio disk with the given serial: name (vdX) into dev. */
-static int find_disk(const char *serial, char *dev, size_t len)
-{
-	char path[PATH_LEN], s[64];
-	struct dirent *de;
-	DIR *d = opendir("/sys/block");
-	int ret = -ENODEV;
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "vd", 2))
-			continue;
-		snprintf(path, sizeof(path), "/sys/block/%.32s/serial", de->d_name);
-		if (read_str(path, s, sizeof(s)) || strcmp(s, serial))
-			continue;
-		snprintf(dev, len, "%.31s", de->d_name);
-		ret = 0;
-		break;
-	}
-	closedir(d);
-	return ret;
-}
-
-static int disk_stat(const char *dev, struct disk_stat *st)
-{
-	unsigned long long f[17] = { 0 };
-	char path[PATH_LEN], buf[512];
-	char *p = buf;
-	int i, ret;
-
-	snprintf(path, sizeof(path), "/sys/block/%s/stat", dev);
-	ret = read_str(path, buf, sizeof(buf));
-	if (ret)
-		return ret;
-	for (i = 0; i < 17; i++) {
-		char *end;
-
-		f[i] = strtoull(p, &end, 10);
-		if (end == p)
-			return -EINVAL;	/* a kernel without the flush fields */
-		p = end;
-	}
-	st->writes = f[4];
-	st->flushes = f[15];
-	return 0;
-}
 
 /* ---- file contents ---- */
 
@@ -846,7 +778,7 @@ static int io_begin(const char *dev, struct disk_stat *st)
 
 static int io_end(const char *dev, const struct disk_stat *st0, struct io_delta *d)
 {
-	struct disk_stat st;
+	struct disk_stat st = { 0 };
 	int ret = disk_stat(dev, &st);
 
 	d->writes = st.writes - st0->writes;
@@ -928,7 +860,7 @@ FIXTURE_TEARDOWN(ext4)
 TEST_F_TIMEOUT(ext4, fsync_workload, 150)
 {
 	struct layers n, v;
-	struct disk_stat st;
+	struct disk_stat st = { 0 };
 	struct io_delta dn, dv;
 
 	ASSERT_EQ(0, layers_init(&n, EXT4_MNT, "wl-normal"));
@@ -965,7 +897,7 @@ TEST_F_TIMEOUT(ext4, fsync_workload, 150)
 TEST_F_TIMEOUT(ext4, data_intact, 90)
 {
 	char path[PATH_LEN], inc[PATH_LEN];
-	struct disk_stat st;
+	struct disk_stat st = { 0 };
 	struct io_delta d;
 	struct layers l;
 	struct stat sb;
@@ -1220,7 +1152,7 @@ TEST_F(sync_call, volatile_vs_normal)
 	static const char *const which[] = { "volatile", "normal" };
 	struct io_delta d[2];
 	struct layers l[2];
-	struct disk_stat st;
+	struct disk_stat st = { 0 };
 	char opts[1536];
 	int i, fd, ret;
 

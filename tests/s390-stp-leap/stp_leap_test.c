@@ -165,8 +165,25 @@ static int config_has_inject(void)
 	return found;
 }
 
-/* Run @fn in a child with the ids of an unprivileged user: its exit code. */
-static int as_unprivileged(int (*fn)(void))
+/*
+ * Open @path with @flags and, when opened for reading, read it: 0 on
+ * success, else the errno of the step that failed.
+ */
+static int open_read_errno(const char *path, int flags)
+{
+	char buf[64];
+	int fd = open(path, flags), ret = 0;
+
+	if (fd < 0)
+		return errno;
+	if (flags == O_RDONLY && read(fd, buf, sizeof(buf)) < 0)
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+/* open_read_errno() in a child with the ids of an unprivileged user. */
+static int unprivileged_errno(const char *path, int flags)
 {
 	pid_t pid = fork();
 	int status;
@@ -177,7 +194,7 @@ static int as_unprivileged(int (*fn)(void))
 		if (setresgid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID) ||
 		    setresuid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID))
 			_exit(100);
-		_exit(fn());
+		_exit(open_read_errno(path, flags));
 	}
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
@@ -198,14 +215,6 @@ TEST(scheduled_attribute_exists)
 	EXPECT_EQ(EACCES, errno);
 }
 
-static int read_scheduled_errno(void)
-{
-	char buf[64];
-	int n = read_file(SCHEDULED, buf, sizeof(buf));
-
-	return n < 0 ? -n : 0;
-}
-
 TEST(scheduled_enodata_without_stp)
 {
 	char buf[64];
@@ -215,7 +224,7 @@ TEST(scheduled_enodata_without_stp)
 		ASSERT_EQ(0, inject("off"));
 	EXPECT_EQ(-ENODATA, read_file(SCHEDULED, buf, sizeof(buf)));
 	/* Any user may read it, and gets the same answer. */
-	EXPECT_EQ(ENODATA, as_unprivileged(read_scheduled_errno));
+	EXPECT_EQ(ENODATA, unprivileged_errno(SCHEDULED, O_RDONLY));
 }
 
 FIXTURE(inject) {
@@ -315,40 +324,45 @@ TEST_F(inject, other_changes_schedule_nothing)
 	}
 }
 
+/*
+ * Schedule a change with the line @set, then inject @then (both take the
+ * change time): the flag set for the first must be gone after the second.
+ */
+static void set_then_clear(struct __test_metadata *_metadata, int flag,
+			   const char *set, const char *then,
+			   unsigned long long then_at)
+{
+	unsigned long long at = tod_now() + 600 * TOD_SEC;
+
+	ASSERT_EQ(0, injectf(set, at));
+	ASSERT_EQ(flag, leap_flags());
+	ASSERT_EQ(0, injectf(then, then_at ?: at));
+	EXPECT_EQ(0, leap_flags());
+}
+
 TEST_F(inject, past_change_clears)
 {
-	unsigned long long now = tod_now();
-
 	NEED_INJECT();
-	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", now + 600 * TOD_SEC));
-	ASSERT_EQ(STA_INS, leap_flags());
-	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", now - 10 * TOD_SEC));
-	EXPECT_EQ(0, leap_flags());
+	set_then_clear(_metadata, STA_INS, "1 1 1 27 28 %llx",
+		       "1 1 1 27 28 %llx", tod_now() - 10 * TOD_SEC);
 }
 
 TEST_F(inject, withdrawn_update_clears)
 {
-	unsigned long long at = tod_now() + 600 * TOD_SEC;
 	char buf[64];
 
 	NEED_INJECT();
-	ASSERT_EQ(0, injectf("1 1 1 28 27 %llx", at));
-	ASSERT_EQ(STA_DEL, leap_flags());
-	ASSERT_EQ(0, injectf("1 0 1 28 27 %llx", at));
-	EXPECT_EQ(0, leap_flags());
+	set_then_clear(_metadata, STA_DEL, "1 1 1 28 27 %llx",
+		       "1 0 1 28 27 %llx", 0);
 	ASSERT_LT(0, read_file(SCHEDULED, buf, sizeof(buf)));
 	EXPECT_STREQ("0,0\n", buf);
 }
 
 TEST_F(inject, sync_loss_clears)
 {
-	unsigned long long at = tod_now() + 600 * TOD_SEC;
-
 	NEED_INJECT();
-	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", at));
-	ASSERT_EQ(STA_INS, leap_flags());
-	ASSERT_EQ(0, injectf("0 1 1 27 28 %llx", at));
-	EXPECT_EQ(0, leap_flags());
+	set_then_clear(_metadata, STA_INS, "1 1 1 27 28 %llx",
+		       "0 1 1 27 28 %llx", 0);
 }
 
 TEST_F(inject, absent_block_reads_none)
@@ -420,43 +434,14 @@ TEST_F(inject, bad_input_is_einval)
 	EXPECT_EQ(STA_INS, leap_flags());
 }
 
-static int open_inject_errno(void)
-{
-	int fd = open(INJECT, O_WRONLY);
-
-	if (fd >= 0) {
-		close(fd);
-		return 0;
-	}
-	return errno;
-}
-
-static int open_tod_errno(void)
-{
-	int fd = open(TOD, O_RDONLY);
-
-	if (fd >= 0) {
-		close(fd);
-		return 0;
-	}
-	return errno;
-}
-
-static int read_scheduled_ok(void)
-{
-	char buf[64];
-
-	return read_file(SCHEDULED, buf, sizeof(buf)) > 0 ? 0 : 1;
-}
-
 TEST_F(inject, root_only)
 {
 	NEED_INJECT();
-	EXPECT_EQ(EACCES, as_unprivileged(open_inject_errno));
-	EXPECT_EQ(EACCES, as_unprivileged(open_tod_errno));
+	EXPECT_EQ(EACCES, unprivileged_errno(INJECT, O_WRONLY));
+	EXPECT_EQ(EACCES, unprivileged_errno(TOD, O_RDONLY));
 	/* The sysfs attribute stays readable for everyone. */
 	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", tod_now() + 60 * TOD_SEC));
-	EXPECT_EQ(0, as_unprivileged(read_scheduled_ok));
+	EXPECT_EQ(0, unprivileged_errno(SCHEDULED, O_RDONLY));
 }
 
 /* CLOCK_REALTIME - CLOCK_MONOTONIC in ns: moves by a second at a leap. */
