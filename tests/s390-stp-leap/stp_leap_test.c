@@ -260,32 +260,36 @@ FIXTURE_TEARDOWN(inject)
 		     _metadata->name);					\
 } while (0)
 
-TEST_F(inject, insertion_within_2h_sets_sta_ins)
+/*
+ * Announce a change from offset @also by @change seconds, @secs ahead:
+ * adjtimex must show @flag, and sysfs the change and the active offset.
+ */
+static void announce(struct __test_metadata *_metadata, int also, int change,
+		     unsigned int secs, int flag)
 {
-	unsigned long long at = tod_now() + 3600 * TOD_SEC;
+	unsigned long long at = tod_now() + secs * TOD_SEC;
 	char buf[64], want[64];
 
-	NEED_INJECT();
-	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", at));
-	EXPECT_EQ(STA_INS, leap_flags());
-	expect_line(want, sizeof(want), at, 1);
+	ASSERT_EQ(0, injectf("1 1 1 %d %d %llx", also, also + change, at));
+	EXPECT_EQ(flag, leap_flags());
+	expect_line(want, sizeof(want), at, change);
 	ASSERT_LT(0, read_file(SCHEDULED, buf, sizeof(buf)));
 	EXPECT_STREQ(want, buf);
+	snprintf(want, sizeof(want), "%d\n", also);
 	ASSERT_LT(0, read_file(STP_DIR "/leap_seconds", buf, sizeof(buf)));
-	EXPECT_STREQ("27\n", buf);
+	EXPECT_STREQ(want, buf);
+}
+
+TEST_F(inject, insertion_within_2h_sets_sta_ins)
+{
+	NEED_INJECT();
+	announce(_metadata, 27, 1, 3600, STA_INS);
 }
 
 TEST_F(inject, deletion_within_2h_sets_sta_del)
 {
-	unsigned long long at = tod_now() + 7000 * TOD_SEC;
-	char buf[64], want[64];
-
 	NEED_INJECT();
-	ASSERT_EQ(0, injectf("1 1 1 28 27 %llx", at));
-	EXPECT_EQ(STA_DEL, leap_flags());
-	expect_line(want, sizeof(want), at, -1);
-	ASSERT_LT(0, read_file(SCHEDULED, buf, sizeof(buf)));
-	EXPECT_STREQ(want, buf);
+	announce(_metadata, 28, -1, 7000, STA_DEL);
 }
 
 TEST_F(inject, change_beyond_2h_sets_nothing_yet)
