@@ -6,6 +6,7 @@
 #   make check TESTS=<glob>      only the matching test groups
 #   make check FLAVOUR=stock     ... on pristine 6.1 (or baseline: the features removed)
 #                                (with full, landed features are also run on stock and baseline)
+#   make check-debug             the suite on debug kernels (KASAN, lockdep, kmemleak ...)
 #   make bench                   benchmarks, stock vs full
 #   make lint                    checkpatch.pl on every patch
 #   make tree / build / shell / export    work on the kernel tree itself (see README.md)
@@ -16,12 +17,12 @@ export ARCH ?= x86_64
 export TESTS
 export KWORK
 
-.PHONY: all deps tree build initramfs check demo shell bench lint export clean help
+.PHONY: all deps tree build initramfs check check-debug demo shell bench lint export clean help
 
 all: help
 
 help:
-	@sed -n '3,11p' Makefile
+	@sed -n '3,12p' Makefile
 
 deps:
 	@scripts/deps.sh
@@ -37,6 +38,10 @@ initramfs: build
 
 check: deps
 	@scripts/check.sh
+
+# Slow and optional, so not part of check (nor of CI): the full kernel only, no three-kernel rows.
+check-debug: deps
+	@KDEBUG=1 MATRIX=0 scripts/check.sh
 
 demo: deps
 	@scripts/demo.sh

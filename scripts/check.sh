@@ -5,13 +5,14 @@
 #   FLAVOUR=...    the kernel to test (default full)
 #   ONLY_ARCHES=.. limit the architectures (default: every one a selected group runs on)
 #   MATRIX=0       skip the three-kernel check
+#   KDEBUG=1       the debug build of the kernel (configs/<arch>/debug/: KASAN, lockdep, ...)
 # With FLAVOUR=full, each selected group whose feature has landed (patches/$FEATURE exists) is
 # also run on stock (must pass: upstream's implementation is the reference) and on baseline
 # (must fail: the feature is absent there), and each of those verdicts is one more result row.
 . "$(dirname "$0")/lib.sh"
 
 pattern=${TESTS:-}
-top_run=$RUNS/$(date +%Y%m%d-%H%M%S)-$FLAVOUR
+top_run=$RUNS/$(date +%Y%m%d-%H%M%S)-$FLAVOUR$([ "$KDEBUG" = 1 ] && echo -debug)
 mkdir -p "$top_run"
 ln -sfn "$top_run" "$RUNS/latest"
 

@@ -8,6 +8,10 @@ SRC=$KWORK/linux
 ARCH=${ARCH:-x86_64}
 FLAVOUR=${FLAVOUR:-full}
 OUT=$KWORK/build/$ARCH-$FLAVOUR
+# KDEBUG=1: the same flavour with the checkers of configs/<arch>/debug/ (KASAN, lockdep,
+# kmemleak ...), built in a directory of its own.
+KDEBUG=${KDEBUG:-0}
+[ "$KDEBUG" = 1 ] && OUT=$OUT-debug
 RUNS=${RUNS:-$KWORK/runs}
 # Where the initramfs and test programs of this arch/flavour are staged (default: beside the build).
 STAGE=${KSTAGE:-$OUT}
