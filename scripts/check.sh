@@ -12,7 +12,8 @@
 . "$(dirname "$0")/lib.sh"
 
 pattern=${TESTS:-}
-top_run=$RUNS/$(date +%Y%m%d-%H%M%S)-$FLAVOUR$([ "$KDEBUG" = 1 ] && echo -debug)
+top_run=$RUNS/$(date +%Y%m%d-%H%M%S)-$FLAVOUR
+[ "$KDEBUG" != 1 ] || top_run=$top_run-debug
 mkdir -p "$top_run"
 ln -sfn "$top_run" "$RUNS/latest"
 

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 
 frags=("$TOP"/configs/"$ARCH"/*.config)
-[ "$KDEBUG" = 1 ] && frags+=("$TOP"/configs/"$ARCH"/debug/*.config)
+[ "$KDEBUG" != 1 ] || frags+=("$TOP"/configs/"$ARCH"/debug/*.config)
 mkdir -p "$OUT"
 stamp=$OUT/.fragments.sha
 sum=$(cat "${frags[@]}" | sha256sum | cut -d' ' -f1)

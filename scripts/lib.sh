@@ -11,7 +11,7 @@ OUT=$KWORK/build/$ARCH-$FLAVOUR
 # KDEBUG=1: the same flavour with the checkers of configs/<arch>/debug/ (KASAN, lockdep,
 # kmemleak ...), built in a directory of its own.
 KDEBUG=${KDEBUG:-0}
-[ "$KDEBUG" = 1 ] && OUT=$OUT-debug
+[ "$KDEBUG" != 1 ] || OUT=$OUT-debug
 RUNS=${RUNS:-$KWORK/runs}
 # Where the initramfs and test programs of this arch/flavour are staged (default: beside the build).
 STAGE=${KSTAGE:-$OUT}

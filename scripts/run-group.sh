@@ -14,7 +14,7 @@ TIMEOUT=300 MEM=2G SMP=2 KUNIT_FILTER= KUNIT_FLAVOURS= CMDLINE= ICOUNT=0
 # shellcheck disable=SC1091
 . "$gdir/group.conf"
 # Debug kernels (KASAN, lockdep, kmemleak) run several times slower: give them the time.
-[ "$KDEBUG" = 1 ] && TIMEOUT=$((TIMEOUT * 4))
+[ "$KDEBUG" != 1 ] || TIMEOUT=$((TIMEOUT * 4))
 TIMEOUT=${KTEST_TIMEOUT:-$TIMEOUT}
 rm -rf "$dir" && mkdir -p "$dir"
 
@@ -26,7 +26,7 @@ fi
 cmdline="panic=-1 oops=panic softlockup_panic=1 ktest.group=$group $CMDLINE"
 # KASAN under TCG runs long stretches (ACPI at boot) far slower than any real CPU: stall and
 # lockup detectors keep watching, with thresholds that fit an emulated debug kernel.
-[ "$KDEBUG" = 1 ] && cmdline="$cmdline rcupdate.rcu_cpu_stall_timeout=120 watchdog_thresh=60"
+[ "$KDEBUG" != 1 ] || cmdline="$cmdline rcupdate.rcu_cpu_stall_timeout=120 watchdog_thresh=60"
 [ -n "${KTEST_CASE:-}" ] && cmdline="$cmdline ktest.case=$KTEST_CASE"
 if [ -n "$KUNIT_FILTER" ]; then
 	cmdline="$cmdline kunit.filter_glob=$KUNIT_FILTER"
