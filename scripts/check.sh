@@ -12,6 +12,10 @@
 . "$(dirname "$0")/lib.sh"
 
 pattern=${TESTS:-}
+# One fuzz seed for the whole run: stock and full see the same cases (FUZZ_SEED= replays one).
+export KTEST_SEED=${FUZZ_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+export KTEST_FUZZ_CASES=${FUZZ_CASES:-}
+stage "fuzz seed $KTEST_SEED (FUZZ_SEED=$KTEST_SEED replays it)"
 top_run=$RUNS/$(date +%Y%m%d-%H%M%S)-$FLAVOUR
 [ "$KDEBUG" != 1 ] || top_run=$top_run-debug
 mkdir -p "$top_run"

@@ -1,9 +1,19 @@
 #!/usr/bin/env python3
 """Three-kernel verdicts for the landed feature groups of a check run: on stock every test of the
 group passes (upstream is the reference), on baseline some test fails cleanly (the feature is
-absent, and its absence is not a crash). Prints result rows (group, test, status, detail)."""
+absent, and its absence is not a crash). Prints result rows (group, test, status, detail).
+
+Differential groups: a program that prints observation lines ("# obs <case> <what user space
+saw>") is compared case by case between the full and the stock run of the same seed; every
+difference must be named by a line of tests/<group>/differences ("<python regex><TAB><why ours
+is right>", the regex searched in "<case> stock: <line> | full: <line>"), or the row fails."""
+import glob
 import os
+import re
 import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OBS = re.compile(r"^\s*# obs (\S+) ?(.*)$")
 
 
 def load(path):
@@ -15,6 +25,61 @@ def load(path):
                 if len(p) == 4:
                     rows.setdefault(p[0], []).append(p[1:])
     return rows
+
+
+def observations(run, group):
+    """case -> observation, from the group's results channel in RUN (any arch), and the seed."""
+    obs, seed = {}, "?"
+    for path in glob.glob(os.path.join(run, "*", group, "results.ktap")):
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = OBS.match(line.rstrip("\r\n"))
+                if m:
+                    obs[m.group(1)] = m.group(2)
+        sp = os.path.join(os.path.dirname(path), "seed")
+        if os.path.exists(sp):
+            seed = open(sp).read().strip()
+    return obs, seed
+
+
+def documented(group):
+    """(regex, why) of the group's documented differences from stock."""
+    rules = []
+    path = os.path.join(TOP, "tests", group, "differences")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.strip() and not line.startswith("#"):
+                    pat, _, why = line.rstrip("\n").partition("\t")
+                    rules.append((re.compile(pat), why))
+    return rules
+
+
+def differential(run, group):
+    """One row: the full kernel's observations against stock's, for the same seed."""
+    full, seed = observations(run, group)
+    if not full:
+        return None
+    stock, sseed = observations(os.path.join(run, "stock"), group)
+    rules = documented(group)
+    undoc, known = [], 0
+    for case in sorted(set(full) | set(stock)):
+        s, f = stock.get(case, "<missing>"), full.get(case, "<missing>")
+        if s == f:
+            continue
+        text = "%s stock: %s | full: %s" % (case, s, f)
+        if any(r.search(text) for r, _ in rules):
+            known += 1
+        else:
+            undoc.append(text)
+    with open(os.path.join(run, "%s.differences" % group), "w") as out:
+        out.write("\n".join(undoc) + ("\n" if undoc else ""))
+    name = "same as stock (seed %s, %d cases)" % (seed, len(full))
+    if seed != sseed:
+        return (name, "fail", "stock ran seed %s" % sseed)
+    if undoc:
+        return (name, "fail", "%d undocumented differences, first: %s" % (len(undoc), undoc[0]))
+    return (name, "pass", "%d documented differences" % known if known else "")
 
 
 def main():
@@ -36,6 +101,9 @@ def main():
             "kernel failure on baseline: " + ", ".join(crash) if crash
             else "every test passes with the feature removed: the group tests nothing")
         print("%s\tfails on baseline\t%s\t%s" % (g, "pass" if ok else "fail", detail))
+        row = differential(run, g)
+        if row:
+            print("%s\t%s\t%s\t%s" % ((g,) + row))
 
 
 if __name__ == "__main__":

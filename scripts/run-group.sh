@@ -11,6 +11,7 @@ dir=${2:-$RUNS/manual/$ARCH-$FLAVOUR/$group}
 case $group in bench/*) gdir=$TOP/$group ;; *) gdir=$TOP/tests/$group ;; esac
 [ -f "$gdir/group.conf" ] || { echo "run-group: no test group '$group'" >&2; exit 2; }
 TIMEOUT=300 MEM=2G SMP=2 KUNIT_FILTER= KUNIT_FLAVOURS= CMDLINE= ICOUNT=0
+FUZZ_CASES=1000 FUZZ_CASES_FULL=10000
 # shellcheck disable=SC1091
 . "$gdir/group.conf"
 # Debug kernels (KASAN, lockdep, kmemleak) run several times slower: give them the time.
@@ -28,6 +29,12 @@ cmdline="panic=-1 oops=panic softlockup_panic=1 ktest.group=$group $CMDLINE"
 # lockup detectors keep watching, with thresholds that fit an emulated debug kernel.
 [ "$KDEBUG" != 1 ] || cmdline="$cmdline rcupdate.rcu_cpu_stall_timeout=120 watchdog_thresh=60"
 [ -n "${KTEST_CASE:-}" ] && cmdline="$cmdline ktest.case=$KTEST_CASE"
+# Fuzz groups: one seed for every kernel of a check run (so stock and full see the same
+# cases), a short run by default and the full one on debug kernels or when FUZZ_CASES says.
+seed=${KTEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+[ "$KDEBUG" != 1 ] || FUZZ_CASES=$FUZZ_CASES_FULL
+cmdline="$cmdline ktest.seed=$seed ktest.fuzz_cases=${KTEST_FUZZ_CASES:-$FUZZ_CASES}"
+echo "$seed" >"$dir/seed"
 if [ -n "$KUNIT_FILTER" ]; then
 	cmdline="$cmdline kunit.filter_glob=$KUNIT_FILTER"
 fi
