@@ -7,9 +7,11 @@
  *  - "volatile" needs an upper layer; without one it is ignored with a message;
  *  - it is shown in /proc/mounts;
  *  - the overlay then skips every sync it would issue to the upper layer (fsync, fdatasync,
- *    syncfs, RWF_[D]SYNC writes, the fsync of copy-up, directory fsync, the sync at unmount and
- *    at a read-only remount) -- but a file opened O_SYNC or O_DSYNC is still synced by the
- *    upper file system, as its upper file is opened with those flags;
+ *    syncfs, RWF_[D]SYNC writes, asynchronous writes to O_[D]SYNC files, the fsync of copy-up,
+ *    directory fsync, the sync at unmount and at a read-only remount) -- but a synchronous
+ *    write to a file opened O_SYNC or O_DSYNC is still synced by the upper file system, as its
+ *    upper file is opened with those flags; msync() of a shared mapping reaches the upper
+ *    file directly; and sync(2) syncs the upper file system like every other;
  *  - the mount creates <workdir>/work/incompat/volatile/dirty, and any later mount of that
  *    work directory is refused (EINVAL, "overlay with incompat feature 'volatile' cannot be
  *    mounted") until work/incompat/volatile is removed;
@@ -41,7 +43,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/aio_abi.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -52,6 +57,7 @@
 
 #include "kselftest_harness.h"
 #include "ovl_disk.h"
+#include "ovl_util.h"
 
 /* fs/xfs/libxfs/xfs_fs.h: not part of the UAPI headers. */
 #define XFS_IOC_GOINGDOWN		_IOR('X', 125, uint32_t)
@@ -84,133 +90,6 @@
 #define PATH_LEN	256
 #define NFILES		200		/* files of the fsync workload */
 #define FILE_SZ		4096
-
-/* ---- small helpers ---- */
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -EIO;
-}
-
-static int mkdir_p(const char *path)
-{
-	char tmp[PATH_LEN];
-	char *p;
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	return remove(path) ? -errno : 0;
-}
-
-static int rm_rf(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st))
-		return errno == ENOENT ? 0 : -errno;
-	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static bool is_mounted(const char *mnt)
-{
-	char line[1024], dev[PATH_LEN], dir[PATH_LEN];
-	bool found = false;
-	FILE *f = fopen("/proc/self/mounts", "r");
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%255s %255s", dev, dir) == 2 && !strcmp(dir, mnt))
-			found = true;
-	fclose(f);
-	return found;
-}
-
-/* Unmount everything stacked on mnt (left behind by a test that was killed, say). */
-static void umount_all(const char *mnt)
-{
-	int i;
-
-	for (i = 0; i < 8 && is_mounted(mnt); i++)
-		umount2(mnt, MNT_DETACH);
-}
-
-/* The options of the topmost mount on mnt, as /proc/self/mounts shows them. */
-static int mount_options(const char *mnt, char *opts, size_t len)
-{
-	char line[2048], dev[PATH_LEN], dir[PATH_LEN], type[64], o[1536];
-	int ret = -ENOENT;
-	FILE *f = fopen("/proc/self/mounts", "r");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%255s %255s %63s %1535s", dev, dir, type, o) != 4)
-			continue;
-		if (strcmp(dir, mnt))
-			continue;
-		snprintf(opts, len, "%s", o);
-		ret = 0;
-	}
-	fclose(f);
-	return ret;
-}
-
-/* Whether the comma-separated option list has the option word exactly. */
-static bool has_option(const char *opts, const char *word)
-{
-	size_t n = strlen(word);
-	const char *p = opts;
-
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		if (len == n && !strncmp(p, word, n))
-			return true;
-		p = end ? end + 1 : NULL;
-	}
-	return false;
-}
-
-/* The first option of the list given that the list shown lacks (into buf), or NULL. */
-static const char *missing_option(const char *shown, const char *given, char *buf, size_t len)
-{
-	const char *p = given;
-
-	while (*p) {
-		size_t n = strcspn(p, ",");
-
-		snprintf(buf, len, "%.*s", (int)n, p);
-		if (!has_option(shown, buf))
-			return buf;
-		p += n;
-		if (*p)
-			p++;
-	}
-	return NULL;
-}
 
 /* ---- kernel messages: /dev/kmsg from "now" on ---- */
 
@@ -617,6 +496,62 @@ TEST_F(opts, with_index_redirect_metacopy)
 	}
 }
 
+/* With NFS export (which needs the index) and with xino: mounted, shown, marked. */
+TEST_F(opts, with_nfs_export_and_xino)
+{
+	static const char *const combos[] = {
+		"volatile,index=on,nfs_export=on",
+		"xino=on,volatile",
+		"index=on,nfs_export=on,xino=on,volatile",
+	};
+	char opts[1536], path[PATH_LEN], miss[64];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(combos); i++) {
+		ASSERT_EQ(0, rm_rf(self->l.work));
+		ASSERT_EQ(0, rm_rf(self->l.upper));
+		ASSERT_EQ(0, mkdir_p(self->l.work));
+		ASSERT_EQ(0, mkdir_p(self->l.upper));
+		ASSERT_EQ(0, ovl_mount(&self->l, combos[i])) {
+			TH_LOG("mount with %s: %s", combos[i], strerror(errno));
+		}
+		ASSERT_EQ(0, mount_options(self->l.merged, opts, sizeof(opts)));
+		TH_LOG("%s -> %s", combos[i], opts);
+		EXPECT_EQ(NULL, missing_option(opts, combos[i], miss, sizeof(miss))) {
+			TH_LOG("%s not shown", miss);
+		}
+		snprintf(path, sizeof(path), "%s/lowerfile", self->l.merged);
+		EXPECT_EQ(0, chmod(path, 0600));
+		EXPECT_TRUE(exists(self->l.marker, S_IFREG));
+		ASSERT_EQ(0, ovl_umount(&self->l));
+	}
+}
+
+/*
+ * A read-only upper: a file system mounted read-only is refused as upper (EINVAL), a
+ * read-only bind mount of a writable one cannot get write access (EROFS); neither leaves a
+ * marker.
+ */
+TEST_F(opts, readonly_upper)
+{
+	char base[PATH_LEN];
+
+	snprintf(base, sizeof(base), "%s/ro", TMP_MNT);
+	ASSERT_EQ(0, mkdir_p(base));
+	ASSERT_EQ(0, mount("tmpfs", base, "tmpfs", 0, "size=4m"));
+	ASSERT_EQ(0, layers_init(&self->l, base, "t"));
+	ASSERT_EQ(0, mount(NULL, base, NULL, MS_REMOUNT | MS_RDONLY, NULL));
+	EXPECT_EQ(-EINVAL, ovl_mount(&self->l, "volatile"));
+	EXPECT_FALSE(exists(self->l.marker, S_IFREG));
+
+	ASSERT_EQ(0, mount(NULL, base, NULL, MS_REMOUNT, NULL));
+	ASSERT_EQ(0, mount(base, base, NULL, MS_BIND, NULL));
+	ASSERT_EQ(0, mount(NULL, base, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL));
+	EXPECT_EQ(-EROFS, ovl_mount(&self->l, "volatile"));
+	EXPECT_FALSE(exists(self->l.marker, S_IFREG));
+	umount_all(base);
+}
+
 /* "volatile" takes no value: "volatile=on" is an unknown option. */
 TEST_F(opts, takes_no_value)
 {
@@ -988,9 +923,9 @@ TEST_F_TIMEOUT(ext4, data_intact, 90)
  * upper file system then syncs every write itself, through a volatile overlay too.
  */
 enum sync_call {
-	SC_FSYNC, SC_FDATASYNC, SC_SYNCFS, SC_SYNC_FILE_RANGE, SC_RWF_DSYNC, SC_RWF_SYNC,
+	SC_FSYNC, SC_FDATASYNC, SC_SYNCFS, SC_AIO_O_DSYNC, SC_RWF_DSYNC, SC_RWF_SYNC,
 	SC_DIR_FSYNC, SC_MERGE_DIR_FSYNC, SC_COPY_UP, SC_COPY_UP_FSYNC, SC_UMOUNT, SC_REMOUNT_RO,
-	SC_O_DSYNC, SC_O_SYNC,
+	SC_O_DSYNC, SC_O_SYNC, SC_MSYNC, SC_SYNC,
 };
 
 FIXTURE(sync_call) {
@@ -1015,8 +950,12 @@ FIXTURE_VARIANT_ADD(sync_call, syncfs) {
 	.call = SC_SYNCFS, .normal_flushes = true,
 };
 
-FIXTURE_VARIANT_ADD(sync_call, sync_file_range) {
-	.call = SC_SYNC_FILE_RANGE, .normal_flushes = false,
+/*
+ * An asynchronous write (io_submit) to a file opened O_DSYNC: the overlay hands the upper file
+ * a kiocb of its own, whose DSYNC flag a volatile overlay drops.
+ */
+FIXTURE_VARIANT_ADD(sync_call, aio_o_dsync) {
+	.call = SC_AIO_O_DSYNC, .normal_flushes = true,
 };
 
 FIXTURE_VARIANT_ADD(sync_call, rwf_dsync) {
@@ -1062,6 +1001,16 @@ FIXTURE_VARIANT_ADD(sync_call, o_sync) {
 	.call = SC_O_SYNC, .normal_flushes = true, .volatile_flushes = true,
 };
 
+/* a shared mapping of an overlay file maps the upper file: msync() reaches it directly */
+FIXTURE_VARIANT_ADD(sync_call, msync) {
+	.call = SC_MSYNC, .normal_flushes = true, .volatile_flushes = true,
+};
+
+/* sync(2) syncs every file system, the upper one included, without asking the overlay */
+FIXTURE_VARIANT_ADD(sync_call, sync) {
+	.call = SC_SYNC, .normal_flushes = true, .volatile_flushes = true,
+};
+
 FIXTURE_SETUP(sync_call)
 {
 	ext4_disk_setup(_metadata, self->dev, sizeof(self->dev));
@@ -1090,6 +1039,49 @@ static int sync_call_prepare(const char *merged, int *fd)
 	return write_file(path, FILE_SZ, 8, NULL);
 }
 
+/* One asynchronous write of buf to path, opened O_DSYNC, through the AIO syscalls. */
+static int aio_write_dsync(const char *path, const char *buf, size_t len)
+{
+	struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PWRITE };
+	struct iocb *cbs[1] = { &cb };
+	struct io_event ev;
+	aio_context_t ctx = 0;
+	int fd, ret;
+
+	fd = open(path, O_CREAT | O_WRONLY | O_DSYNC, 0644);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(__NR_io_setup, 1, &ctx) ? -errno : 0;
+	if (!ret) {
+		cb.aio_fildes = fd;
+		cb.aio_buf = (uintptr_t)buf;
+		cb.aio_nbytes = len;
+		if (syscall(__NR_io_submit, ctx, 1, cbs) != 1)
+			ret = -errno;
+		else if (syscall(__NR_io_getevents, ctx, 1, 1, &ev, NULL) != 1)
+			ret = -errno;
+		else if (ev.res != (int64_t)len)
+			ret = ev.res < 0 ? (int)ev.res : -EIO;
+		syscall(__NR_io_destroy, ctx);
+	}
+	close(fd);
+	return ret;
+}
+
+/* Dirty the first len bytes of fd through a shared mapping, then msync(MS_SYNC) them. */
+static int msync_write(int fd, size_t len)
+{
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int ret;
+
+	if (p == MAP_FAILED)
+		return -errno;
+	memset(p, 'm', len);
+	ret = msync(p, len, MS_SYNC) ? -errno : 0;
+	munmap(p, len);
+	return ret;
+}
+
 static int sync_call_run(enum sync_call call, const char *merged, int fd)
 {
 	char path[PATH_LEN], buf[FILE_SZ];
@@ -1104,9 +1096,14 @@ static int sync_call_run(enum sync_call call, const char *merged, int fd)
 		return fdatasync(fd) ? -errno : 0;
 	case SC_SYNCFS:
 		return syncfs(fd) ? -errno : 0;
-	case SC_SYNC_FILE_RANGE:
-		return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
-				       SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) ? -errno : 0;
+	case SC_AIO_O_DSYNC:
+		snprintf(path, sizeof(path), "%s/d/aio", merged);
+		return aio_write_dsync(path, buf, sizeof(buf));
+	case SC_MSYNC:
+		return msync_write(fd, FILE_SZ);
+	case SC_SYNC:
+		sync();
+		return 0;
 	case SC_RWF_DSYNC:
 		return pwritev2(fd, &iov, 1, 0, RWF_DSYNC) == FILE_SZ ? 0 : -EIO;
 	case SC_RWF_SYNC:

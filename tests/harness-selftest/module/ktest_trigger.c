@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Harness self-test only: loaded inside the guest to make the kernel report a WARN or an oops,
- * so the host can check that it fails the run and names the cause.
+ * Harness self-test only: loaded inside the guest to make the kernel report a WARN, an oops or
+ * (on kmemleak kernels) a leak, so the host can check that it fails the run and names the cause.
  */
 #include <linux/bug.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 static char *what = "warn";
@@ -20,6 +21,17 @@ static int __init ktest_trigger_init(void)
 
 		pr_info("ktest_trigger: dereferencing NULL\n");
 		*p = 1;
+	} else if (!strcmp(what, "leak")) {
+		int i;
+
+		/* four objects nothing points to once this function returns */
+		for (i = 0; i < 4; i++) {
+			char *volatile leak = kmalloc(128, GFP_KERNEL);
+
+			if (leak)
+				leak[0] = 1;
+			pr_info("ktest_trigger: leaking %p\n", leak);
+		}
 	}
 	return 0;
 }
