@@ -59,6 +59,8 @@ struct cmd {
 enum { OP_LAYOUT = 1, OP_VERIFY, OP_DROP, OP_CHURN };
 
 static uint64_t rng;
+/* How often (1 in ODD) a range gets an odd address or length: rarely in most cases. */
+static uint64_t odd_one_in;
 
 static uint64_t rnd(void)
 {
@@ -386,14 +388,12 @@ static uint64_t pick_base(bool thp)
 		0xffff800000000000UL, 0xffff888000000000UL, 0xffffffffff600000UL,
 		0x8000000000000000UL, ~0UL & ~(PS - 1), ARENA - PS,
 	};
-	uint64_t r = below(16);
-
-	if (r < 11)
-		return SLOT(below(NSLOTS)) + below(2 * SLOT_PAGES) * PS + (below(8) ? 0 : 1 +
-										  below(PS - 1));
-	if (r < 13 && thp)
+	if (odd_one_in && !below(odd_one_in))
+		return odd[below(sizeof(odd) / sizeof(odd[0]))];
+	if (thp && below(3) == 0)
 		return THP_SLOT + (below(2) ? 0 : below(512) * PS);
-	return odd[below(sizeof(odd) / sizeof(odd[0]))];
+	return SLOT(below(NSLOTS)) + below(2 * SLOT_PAGES) * PS +
+	       (odd_one_in && !below(odd_one_in) ? 1 + below(PS - 1) : 0);
 }
 
 static uint64_t pick_len(void)
@@ -404,11 +404,13 @@ static uint64_t pick_len(void)
 	};
 	uint64_t r = below(16);
 
-	if (r < 3)
+	if (odd_one_in && !below(odd_one_in))
+		return odd[below(sizeof(odd) / sizeof(odd[0]))];
+	if (r < 2)
 		return 0;
-	if (r < 12)
-		return (1 + below(r < 9 ? 4 : 2 * SLOT_PAGES)) * PS;
-	return odd[below(sizeof(odd) / sizeof(odd[0]))];
+	if (r == 2)
+		return 1 + below(4 * PS);
+	return (1 + below(r < 11 ? 4 : 2 * SLOT_PAGES)) * PS;
 }
 
 static size_t pick_vlen(void)
@@ -455,7 +457,7 @@ static bool documented_errno(int e)
 {
 	switch (e) {
 	case EINVAL: case EFAULT: case EBADF: case ESRCH: case EACCES: case EPERM:
-	case ENOMEM: case EAGAIN: case EINTR:
+	case ENOMEM: case EAGAIN: case EINTR: case EBUSY:
 		return true;
 	}
 	return false;
@@ -530,7 +532,9 @@ static int run_cases(long cases)
 		for (i = 0; i < 4; i++)
 			rnd();
 
-		pk = below(16) < 11 ? (below(3) ? P_TARGET : P_TARGET_USER) : below(P_KINDS);
+		/* A third of the cases have no odd address or length at all. */
+		odd_one_in = below(3) ? 4 + below(40) : 0;
+		pk = below(16) < 13 ? (below(3) ? P_TARGET : P_TARGET_USER) : below(P_KINDS);
 		tt = pk == P_TARGET_USER ? &tu : &t;
 		thp = below(6) == 0;
 		for (i = 0; i < NSLOTS; i++)
@@ -542,7 +546,7 @@ static int run_cases(long cases)
 			break;
 		}
 		advice = pick_advice();
-		flags = below(12) ? 0 : (unsigned int)rnd();
+		flags = below(24) ? 0 : (unsigned int)rnd();
 		creds = below(3) ? C_ROOT : below(C_KINDS);
 		vlen = pick_vlen();
 		n = vlen < MAX_VLEN ? vlen : MAX_VLEN;
@@ -553,7 +557,7 @@ static int run_cases(long cases)
 			total += vec[j].iov_len;
 		}
 		/* The vector itself: mostly fine, sometimes not readable at all or in part. */
-		vk = below(20);
+		vk = below(40);
 		if (vk == 0)
 			vec = NULL;
 		else if (vk == 1)
@@ -696,6 +700,7 @@ int main(void)
 		sched_setaffinity(0, sizeof(set), &set);
 	}
 	rng = strtoull(seed, NULL, 0) | 1;
+	odd_one_in = 16;
 	if (run_races(cases >= 5000 ? 20 : 6))
 		ksft_exit_fail_msg("race setup: %s\n", strerror(errno));
 	if (fail_count)
