@@ -554,6 +554,10 @@ static int run_cases(long cases)
 		for (j = 0; j < n; j++) {
 			vec[j].iov_base = (void *)(uintptr_t)pick_base(thp);
 			vec[j].iov_len = pick_len();
+			/* An empty range is often at an address no other range could have. */
+			if (!vec[j].iov_len && below(2))
+				vec[j].iov_base = (void *)(uintptr_t)(below(2) ? 1 + below(PS - 1) :
+								      SLOT(0) + 1 + below(PS - 1));
 			total += vec[j].iov_len;
 		}
 		/* The vector itself: mostly fine, sometimes not readable at all or in part. */
