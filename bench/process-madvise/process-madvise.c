@@ -16,10 +16,13 @@
  *   # BENCH <case> <median> ns min=<ns> max=<ns> reps=<n> calls=<n> ranges=<n> pages=<n>
  *           case_ms=<guest time the whole case took>
  *
+ * cold-active-* cases put the pages on the active list (untimed) before each repetition.
+ *
  * Usage: process-madvise [-r REPS] [CASE-GLOB]   (the glob also comes from $KTEST_CASE)
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <signal.h>
 #include <stdint.h>
@@ -51,6 +54,7 @@ struct bench_case {
 	int ranges;
 	int pages;	/* per range */
 	int vector;	/* one call with every range, or one call per range */
+	int active;	/* the pages are put on the active list before each repetition */
 };
 
 static long page_size;
@@ -159,6 +163,42 @@ static long long vm_swap(pid_t pid)
 }
 
 /*
+ * Put the pages of the ranges on the active LRU list, untimed: read each page twice through
+ * /proc/PID/mem (get_user_pages() marks it accessed each time: referenced, then active), then
+ * drain this CPU's LRU batches (madvise(MADV_COLD) of a scratch page starts with
+ * lru_add_drain()).  A fresh write leaves an anonymous page on the inactive list, where COLD has
+ * nothing to move.
+ */
+static int activate(pid_t pid, const struct iovec *iov, int ranges)
+{
+	static char *scratch;
+	char path[64], b;
+	int fd, pass, i, ret = 0;
+	size_t off;
+
+	if (!scratch) {
+		scratch = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (scratch == MAP_FAILED)
+			return -1;
+		scratch[0] = 1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < ranges; i++)
+			for (off = 0; off < iov[i].iov_len; off += page_size)
+				if (pread(fd, &b, 1, (uintptr_t)iov[i].iov_base + off) != 1)
+					ret = -1;
+		madvise(scratch, page_size, MADV_COLD);
+	}
+	close(fd);
+	return ret;
+}
+
+/*
  * Run one case; on success print its BENCH line and return 0, else print why and return -1.
  */
 static int run_case(const struct bench_case *c, int reps, char *why, size_t whylen)
@@ -214,6 +254,10 @@ static int run_case(const struct bench_case *c, int reps, char *why, size_t whyl
 
 		if (write_full(cmd[1], &op, 1) || read_full(ack[0], &op, 1)) {
 			snprintf(why, whylen, "target stopped answering");
+			goto out;
+		}
+		if (c->active && activate(pid, iov, c->ranges)) {
+			snprintf(why, whylen, "activating the pages: %s", strerror(errno));
 			goto out;
 		}
 		if (c->vector) {
@@ -295,7 +339,7 @@ int main(int argc, char **argv)
 	};
 	static const int nranges[] = { 1, 64, 1024 };
 	static const int npages[] = { 1, 16 };
-	struct bench_case cases[64];
+	static struct bench_case cases[64];
 	const char *glob = getenv("KTEST_CASE");
 	int reps = DEFAULT_REPS, n = 0, failed = 0, opt, a, r, p, v, i;
 	char why[160];
@@ -330,6 +374,22 @@ int main(int argc, char **argv)
 					if (!glob || !fnmatch(glob, c->name, 0))
 						n++;
 				}
+
+	/* COLD on pages on the active list: the deactivation the call exists for. */
+	for (r = 1; r < 3; r++)
+		for (v = 1; v >= 0; v--) {
+			struct bench_case *c = &cases[n];
+
+			c->ranges = r == 1 ? 64 : 1024;
+			c->pages = r == 1 ? 16 : 1;
+			snprintf(c->name, sizeof(c->name), "cold-active-%dx%dp-%s", c->ranges,
+				 c->pages, v ? "vector" : "separate");
+			c->advice = MADV_COLD;
+			c->vector = v;
+			c->active = 1;
+			if (!glob || !fnmatch(glob, c->name, 0))
+				n++;
+		}
 
 	printf("KTAP version 1\n");
 	printf("# process_madvise through a pidfd; up to %d timed repetitions per case (+1 warm-up)\n",
