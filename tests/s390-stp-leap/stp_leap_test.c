@@ -56,19 +56,24 @@ static int read_file(const char *path, char *buf, size_t size)
 	return n;
 }
 
-/* Write a string to the injection point: 0, or -errno. */
-static int inject(const char *s)
+/* Write @len bytes to the injection point: 0, or -errno. */
+static int inject_bytes(const char *s, size_t len)
 {
 	int fd = open(INJECT, O_WRONLY);
 	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	n = write(fd, s, strlen(s));
+	n = write(fd, s, len);
 	close(fd);
 	if (n < 0)
 		return -errno;
-	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+static int inject(const char *s)
+{
+	return inject_bytes(s, strlen(s));
 }
 
 static int injectf(const char *fmt, ...)
@@ -358,8 +363,25 @@ TEST_F(inject, withdrawn_update_clears)
 	NEED_INJECT();
 	set_then_clear(_metadata, STA_DEL, "1 1 1 28 27 %llx",
 		       "1 0 1 28 27 %llx", 0);
-	ASSERT_LT(0, read_file(SCHEDULED, buf, sizeof(buf)));
-	EXPECT_STREQ("0,0\n", buf);
+	/* No update pending: nothing to show, as on stock. */
+	EXPECT_EQ(-ENODATA, read_file(SCHEDULED, buf, sizeof(buf)));
+}
+
+/* stock's rule: ENODATA without a pending update, present block or not. */
+TEST_F(inject, scheduled_enodata_without_pending_update)
+{
+	unsigned long long at = tod_now() + 60 * TOD_SEC;
+	char buf[64];
+
+	NEED_INJECT();
+	ASSERT_EQ(0, injectf("1 0 1 27 28 %llx", at));
+	EXPECT_EQ(-ENODATA, read_file(SCHEDULED, buf, sizeof(buf)));
+	ASSERT_EQ(0, injectf("1 0 0 27 28 %llx", at));
+	EXPECT_EQ(-ENODATA, read_file(SCHEDULED, buf, sizeof(buf)));
+	EXPECT_EQ(ENODATA, unprivileged_errno(SCHEDULED, O_RDONLY));
+	/* The other STP attributes still have their data. */
+	ASSERT_LT(0, read_file(STP_DIR "/leap_seconds", buf, sizeof(buf)));
+	EXPECT_STREQ("27\n", buf);
 }
 
 TEST_F(inject, sync_loss_clears)
@@ -394,6 +416,50 @@ TEST_F(inject, flags_set_by_others_are_kept)
 	EXPECT_EQ(STA_INS, leap_flags());
 }
 
+/* ntpd set STA_INS before STP announced the same insertion: it stays ntpd's. */
+TEST_F(inject, preset_flag_is_not_taken_over)
+{
+	unsigned long long at = tod_now() + 600 * TOD_SEC;
+
+	NEED_INJECT();
+	ASSERT_EQ(0, set_leap_flags(STA_INS));
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", at));
+	ASSERT_EQ(STA_INS, leap_flags());
+	/* Withdrawn: not ours to take back. */
+	ASSERT_EQ(0, injectf("1 0 1 27 28 %llx", at));
+	EXPECT_EQ(STA_INS, leap_flags());
+	/* Announced again, then passed, then injection ended. */
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", at));
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", tod_now() - TOD_SEC));
+	EXPECT_EQ(STA_INS, leap_flags());
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", at));
+	ASSERT_EQ(0, inject("off"));
+	EXPECT_EQ(STA_INS, leap_flags());
+}
+
+/* User space switched the kernel's STA_INS to STA_DEL: STA_DEL is theirs. */
+TEST_F(inject, switched_flag_is_left_alone)
+{
+	unsigned long long at = tod_now() + 600 * TOD_SEC;
+
+	NEED_INJECT();
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", at));
+	ASSERT_EQ(STA_INS, leap_flags());
+	ASSERT_EQ(0, set_leap_flags(STA_DEL));
+	ASSERT_EQ(0, injectf("1 0 1 27 28 %llx", at));
+	EXPECT_EQ(STA_DEL, leap_flags());
+	ASSERT_EQ(0, injectf("0 1 1 27 28 %llx", at));
+	EXPECT_EQ(STA_DEL, leap_flags());
+	ASSERT_EQ(0, inject("off"));
+	EXPECT_EQ(STA_DEL, leap_flags());
+	/* Cleared by user space, announced again: the kernel's once more. */
+	ASSERT_EQ(0, set_leap_flags(0));
+	ASSERT_EQ(0, injectf("1 1 1 27 28 %llx", at));
+	ASSERT_EQ(STA_INS, leap_flags());
+	ASSERT_EQ(0, inject("off"));
+	EXPECT_EQ(0, leap_flags());
+}
+
 TEST_F(inject, off_returns_to_the_machine)
 {
 	char buf[64];
@@ -417,7 +483,15 @@ TEST_F(inject, bad_input_is_einval)
 		"2 1 1 27 28 0", "1 2 1 27 28 0", "1 1 2 27 28 0",
 		"-1 1 1 27 28 0", "1 1 1 32768 28 0", "1 1 1 27 -32769 0",
 		"1 1 1 27 28 xyz",
+		/* Values that 32-bit sscanf() conversions wrap into range. */
+		"4294967297 1 1 27 28 0", "1 4294967296 1 27 28 0",
+		"1 1 4294967297 27 28 0", "1 1 1 4294967323 28 0",
+		"1 1 1 27 4294967324 0",
+		/* 17 significant hex digits do not fit the TOD clock. */
+		"1 1 1 27 28 10000000000000000",
+		"1 1 1 27 28 -1", "1 1 1 27 28 12g", "1 1 1 27.0 28 0",
 	};
+	static const char nul[] = "1 1 1 27 28 0\0 garbage";
 	char buf[64], before[64], longer[200];
 	unsigned int i;
 
@@ -432,6 +506,8 @@ TEST_F(inject, bad_input_is_einval)
 	memset(longer, '1', sizeof(longer) - 1);
 	longer[sizeof(longer) - 1] = '\0';
 	EXPECT_EQ(-EINVAL, inject(longer));
+	/* A NUL inside a line does not end it. */
+	EXPECT_EQ(-EINVAL, inject_bytes(nul, sizeof(nul) - 1));
 	/* Nothing changed. */
 	ASSERT_LT(0, read_file(INJECT, buf, sizeof(buf)));
 	EXPECT_STREQ(before, buf);
