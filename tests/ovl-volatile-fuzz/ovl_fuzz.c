@@ -280,24 +280,6 @@ static void one_case(char *obs, size_t len)
 	umount2(BASE, MNT_DETACH);
 }
 
-static int enter_userns(void)
-{
-	char map[32];
-
-	if (setgroups(0, NULL) || setresgid(UID, UID, UID) || setresuid(UID, UID, UID))
-		return -errno;
-	/* changing uid made the process undumpable: /proc/self/uid_map would be root's */
-	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
-		return -errno;
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
-		return -errno;
-	snprintf(map, sizeof(map), "0 %d 1", UID);
-	if (write_str("/proc/self/setgroups", "deny") || write_str("/proc/self/uid_map", map) ||
-	    write_str("/proc/self/gid_map", map))
-		return -EPERM;
-	return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ? -errno : 0;
-}
-
 /* A case as uid 1000 in a user namespace: in a child, the observation through shared memory. */
 static void userns_case(char *obs, size_t len)
 {
@@ -311,7 +293,7 @@ static void userns_case(char *obs, size_t len)
 		return;
 	}
 	if (!pid) {
-		int err = enter_userns();
+		int err = enter_userns(UID);
 
 		if (err)
 			snprintf(obs, len, "userns %d", -err);

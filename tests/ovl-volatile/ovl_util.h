@@ -9,10 +9,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -143,6 +146,28 @@ static inline const char *missing_option(const char *shown, const char *given, c
 			p++;
 	}
 	return NULL;
+}
+
+/*
+ * Become uid/gid id, then root of a user namespace of its own with a mount namespace of its
+ * own (the setting of an unprivileged overlay mount).  0 or -errno.
+ */
+static inline int enter_userns(unsigned int id)
+{
+	char map[32];
+
+	if (setgroups(0, NULL) || setresgid(id, id, id) || setresuid(id, id, id))
+		return -errno;
+	/* changing uid made the process undumpable: /proc/self/uid_map would be root's */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		return -errno;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		return -errno;
+	snprintf(map, sizeof(map), "0 %u 1", id);
+	if (write_str("/proc/self/setgroups", "deny") || write_str("/proc/self/uid_map", map) ||
+	    write_str("/proc/self/gid_map", map))
+		return -EPERM;
+	return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ? -errno : 0;
 }
 
 #endif /* OVL_UTIL_H */

@@ -196,27 +196,6 @@ static int try_mount(const char *base, enum state s, const char *extra, struct o
 	return umount2(base, MNT_DETACH) ? -errno : 0;
 }
 
-/* As uid 1000, root of a user namespace of its own with a mount namespace of its own. */
-static int enter_userns(void)
-{
-	char map[32];
-
-	if (setgroups(0, NULL) || setresgid(UID, UID, UID) || setresuid(UID, UID, UID))
-		return -errno;
-	/* changing uid made the process undumpable: /proc/self/uid_map would be root's */
-	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
-		return -errno;
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
-		return -errno;
-	snprintf(map, sizeof(map), "0 %d 1", UID);
-	if (write_str("/proc/self/setgroups", "deny") || write_str("/proc/self/uid_map", map) ||
-	    write_str("/proc/self/gid_map", map))
-		return -EPERM;
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-		return -errno;
-	return 0;
-}
-
 /* try_mount() as root here, or as uid 1000 in a user namespace in a child. */
 static int run(enum who who, enum state s, const char *extra, struct outcome *o)
 {
@@ -239,7 +218,7 @@ static int run(enum who who, enum state s, const char *extra, struct outcome *o)
 	if (!pid) {
 		int *res = (int *)(shared + 1);
 
-		*res = enter_userns();
+		*res = enter_userns(UID);
 		if (!*res)
 			*res = try_mount(BASE, s, extra, shared);
 		_exit(0);

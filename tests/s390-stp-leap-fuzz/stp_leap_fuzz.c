@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../s390-stp-leap/stp_util.h"
+
 #define STP_DIR		"/sys/devices/system/stp"
 #define SCHEDULED	STP_DIR "/leap_seconds_scheduled"
 #define INJECT		"/sys/kernel/debug/s390/stp/inject"
@@ -112,23 +114,6 @@ static void fail(const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n");
-}
-
-/* Read a small file into @buf: its length, or -errno. */
-static int read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		n = -errno;
-	else
-		buf[n] = '\0';
-	close(fd);
-	return n;
 }
 
 /* A file's text without its newline, or "E<errno>". */

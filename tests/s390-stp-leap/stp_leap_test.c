@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "stp_util.h"
 
 #define STP_DIR		"/sys/devices/system/stp"
 #define SCHEDULED	STP_DIR "/leap_seconds_scheduled"
@@ -38,23 +39,6 @@
 
 #define TOD_UNIX_EPOCH	0x7d91048bca000000ULL
 #define TOD_SEC		4096000000ULL		/* TOD units per second */
-
-/* Read a small file: its length, or -errno. */
-static int read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		n = -errno;
-	else
-		buf[n] = '\0';
-	close(fd);
-	return n;
-}
 
 /* Write @len bytes to the injection point: 0, or -errno. */
 static int inject_bytes(const char *s, size_t len)
