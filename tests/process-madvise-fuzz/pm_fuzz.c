@@ -45,7 +45,6 @@
 #define SLOT(i)		(ARENA + (i) * 2 * SLOT_PAGES * PS)	/* a page-sized gap after each */
 #define THP_SLOT	(ARENA + 0x1000000UL)			/* 2 MiB aligned, 2 MiB */
 #define SZ_2M		(2UL << 20)
-#define UNPRIV		1000
 #define MAX_VLEN	(PM_UIO_MAXIOV + 2)
 
 enum slot_kind { S_NONE, S_ANON, S_ANON_RO, S_ANON_EXEC, S_PROTNONE, S_SHARED, S_MEMFD,
@@ -222,8 +221,8 @@ static void __attribute__((noreturn)) target_main(int in, int out)
 			r = verify(c.arg);
 			break;
 		case OP_DROP:
-			r = setgroups(0, NULL) || setresgid(UNPRIV, UNPRIV, UNPRIV) ||
-			    setresuid(UNPRIV, UNPRIV, UNPRIV) ||
+			r = setgroups(0, NULL) || setresgid(PM_UNPRIV_ID, PM_UNPRIV_ID, PM_UNPRIV_ID) ||
+			    setresuid(PM_UNPRIV_ID, PM_UNPRIV_ID, PM_UNPRIV_ID) ||
 			    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) ? -1 : 0;
 			break;
 		case OP_CHURN:
@@ -285,49 +284,20 @@ static void target_stop(struct target *t)
 
 /* ---- the caller ---- */
 
-enum creds { C_ROOT, C_USER, C_USER_NICE, C_ROOT_NOT_NICE, C_KINDS };
-
-static int set_creds(int creds)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-
-	if (creds == C_ROOT)
-		return 0;
-	if (creds != C_ROOT_NOT_NICE) {
-		if (creds == C_USER_NICE && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
-			return -1;
-		if (setgroups(0, NULL) || setresgid(UNPRIV, UNPRIV, UNPRIV) ||
-		    setresuid(UNPRIV, UNPRIV, UNPRIV))
-			return -1;
-		if (creds == C_USER)
-			return 0;
-	}
-	if (syscall(SYS_capget, &hdr, data))
-		return -1;
-	if (creds == C_USER_NICE) {
-		memset(data, 0, sizeof(data));
-		data[0].effective = data[0].permitted = 1U << CAP_SYS_NICE;
-	} else {
-		data[0].effective &= ~(1U << CAP_SYS_NICE);
-		data[0].permitted &= ~(1U << CAP_SYS_NICE);
-	}
-	return syscall(SYS_capset, &hdr, data);
-}
 
 struct res {
 	long ret;
 	int err;
 };
 
-static struct res call_as(int creds, int pidfd, const struct iovec *vec, size_t vlen, int advice,
-			  unsigned int flags)
+static struct res call_as(enum pm_creds creds, int pidfd, const struct iovec *vec, size_t vlen,
+			  int advice, unsigned int flags)
 {
 	struct res r = { -2, 0 };
 	int p[2];
 	pid_t pid;
 
-	if (creds == C_ROOT) {
+	if (creds == PM_ROOT) {
 		errno = 0;
 		r.ret = sys_process_madvise(pidfd, vec, vlen, advice, flags);
 		r.err = r.ret < 0 ? errno : 0;
@@ -338,7 +308,7 @@ static struct res call_as(int creds, int pidfd, const struct iovec *vec, size_t 
 	pid = fork();
 	if (!pid) {
 		close(p[0]);
-		if (set_creds(creds)) {
+		if (pm_set_creds(creds)) {
 			r.ret = -3;
 		} else {
 			errno = 0;
@@ -547,7 +517,7 @@ static int run_cases(long cases)
 		}
 		advice = pick_advice();
 		flags = below(24) ? 0 : (unsigned int)rnd();
-		creds = below(3) ? C_ROOT : below(C_KINDS);
+		creds = below(3) ? PM_ROOT : below(PM_CREDS_KINDS);
 		vlen = pick_vlen();
 		n = vlen < MAX_VLEN ? vlen : MAX_VLEN;
 		vec = vec_area + MAX_VLEN - n;
@@ -638,7 +608,7 @@ static int run_races(long rounds)
 			for (j = 0; j < n; j++)
 				vec[j] = (struct iovec){ (void *)(uintptr_t)pick_base(false),
 							 pick_len() };
-			r = call_as(below(4) ? C_ROOT : C_USER_NICE, t.pidfd, vec, n, advice, 0);
+			r = call_as(below(4) ? PM_ROOT : PM_USER_NICE, t.pidfd, vec, n, advice, 0);
 			calls++;
 			if (r.ret < -1 || (r.ret == -1 && !documented_errno(r.err)))
 				FAIL("race round %ld: ret %ld errno %d", round, r.ret, r.err);

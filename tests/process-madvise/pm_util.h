@@ -8,15 +8,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 /* Numbers from the uapi headers the programs are built against; the fallbacks are x86_64's. */
 #ifndef __NR_pidfd_open
@@ -132,6 +135,47 @@ static inline long pages_with(pid_t pid, uint64_t addr, size_t n, uint64_t bits)
 		count += (ent[i] & bits) == bits;
 	free(ent);
 	return count;
+}
+
+/* The guest's unprivileged user and group "ktest". */
+#define PM_UNPRIV_ID 1000
+
+/* Who calls process_madvise() in a test: the credentials pm_set_creds() switches to. */
+enum pm_creds {
+	PM_ROOT,		/* root, every capability: nothing to change */
+	PM_USER,		/* uid/gid 1000, no capability */
+	PM_USER_NICE,		/* uid/gid 1000, CAP_SYS_NICE only */
+	PM_ROOT_NOT_NICE,	/* root with every capability but CAP_SYS_NICE */
+	PM_CREDS_KINDS,
+};
+
+/* Switch the calling process (a child made for it: this cannot be undone) to CREDS; 0 or -1. */
+static inline int pm_set_creds(enum pm_creds creds)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (creds == PM_ROOT)
+		return 0;
+	if (creds != PM_ROOT_NOT_NICE) {
+		if (creds == PM_USER_NICE && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+			return -1;
+		if (setgroups(0, NULL) || setresgid(PM_UNPRIV_ID, PM_UNPRIV_ID, PM_UNPRIV_ID) ||
+		    setresuid(PM_UNPRIV_ID, PM_UNPRIV_ID, PM_UNPRIV_ID))
+			return -1;
+		if (creds == PM_USER)
+			return 0;
+	}
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	if (creds == PM_USER_NICE) {
+		memset(data, 0, sizeof(data));
+		data[0].effective = data[0].permitted = 1U << CAP_SYS_NICE;
+	} else {
+		data[0].effective &= ~(1U << CAP_SYS_NICE);
+		data[0].permitted &= ~(1U << CAP_SYS_NICE);
+	}
+	return syscall(SYS_capset, &hdr, data);
 }
 
 #endif /* PM_UTIL_H */

@@ -51,7 +51,7 @@
 #define ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
 #define EXT4_DIR	"/mnt/pm-ext4"
 #define TMPFS_DIR	"/tmp"
-#define UNPRIV_ID	1000		/* user and group "ktest" of the guest */
+
 #define SEED		0x5eed0000cafe0000ULL
 #define MEM_PAGES	128		/* pages of the memory-kind tests */
 
@@ -1560,40 +1560,9 @@ TEST(target_kthread)
 	close(pidfd);
 }
 
-enum creds {
-	AS_USER,		/* uid/gid 1000, no capability */
-	AS_USER_NICE,		/* uid/gid 1000, CAP_SYS_NICE only */
-	AS_ROOT_NOT_NICE,	/* root with every capability but CAP_SYS_NICE */
-};
-
-static int set_creds(int creds)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-
-	if (creds != AS_ROOT_NOT_NICE) {
-		if (creds == AS_USER_NICE && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
-			return -1;
-		if (setgroups(0, NULL) || setresgid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID) ||
-		    setresuid(UNPRIV_ID, UNPRIV_ID, UNPRIV_ID))
-			return -1;
-	}
-	if (creds == AS_USER)
-		return 0;
-	if (syscall(SYS_capget, &hdr, data))
-		return -1;
-	if (creds == AS_USER_NICE) {
-		memset(data, 0, sizeof(data));
-		data[0].effective = data[0].permitted = 1U << CAP_SYS_NICE;
-	} else {
-		data[0].effective &= ~(1U << CAP_SYS_NICE);
-		data[0].permitted &= ~(1U << CAP_SYS_NICE);
-	}
-	return syscall(SYS_capset, &hdr, data);
-}
 
 /* process_madvise() from a child running with CREDS; ret -2 if the credentials failed. */
-static struct pm_res pm_as(int creds, int pidfd, const struct iovec *iov, size_t vlen,
+static struct pm_res pm_as(enum pm_creds creds, int pidfd, const struct iovec *iov, size_t vlen,
 			   int advice)
 {
 	struct pm_res r = { -2, EPIPE };
@@ -1605,7 +1574,7 @@ static struct pm_res pm_as(int creds, int pidfd, const struct iovec *iov, size_t
 	pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		if (set_creds(creds))
+		if (pm_set_creds(creds))
 			r.err = errno;
 		else
 			r = pm(pidfd, iov, vlen, advice, 0);
@@ -1630,9 +1599,9 @@ TEST_F(pm, caller_other_user)
 
 	ANON_REGION(a, 4);
 	iov = IOV(a, 4 * ps);
-	EXPECT_PM_ERR(EACCES, pm_as(AS_USER, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
-	EXPECT_PM_ERR(EACCES, pm_as(AS_USER_NICE, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
-	EXPECT_PM_ERR(EACCES, pm_as(AS_USER, self->t.pidfd, &iov, 1, MADV_COLD));
+	EXPECT_PM_ERR(EACCES, pm_as(PM_USER, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
+	EXPECT_PM_ERR(EACCES, pm_as(PM_USER_NICE, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
+	EXPECT_PM_ERR(EACCES, pm_as(PM_USER, self->t.pidfd, &iov, 1, MADV_COLD));
 	EXPECT_EQ(4, pages_with(self->t.pid, a, 4, PM_PRESENT));
 }
 
@@ -1644,10 +1613,10 @@ TEST_F(pm, caller_without_cap_sys_nice)
 
 	ANON_REGION(a, 4);
 	iov = IOV(a, 4 * ps);
-	EXPECT_PM_ERR(EPERM, pm_as(AS_ROOT_NOT_NICE, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
-	ASSERT_EQ(0, target_call(&self->t, OP_DROP_PRIVS, 0, 0, UNPRIV_ID));
-	EXPECT_PM_ERR(EPERM, pm_as(AS_USER, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
-	EXPECT_PM_ERR(EPERM, pm_as(AS_USER, self->t.pidfd, &iov, 1, MADV_COLD));
+	EXPECT_PM_ERR(EPERM, pm_as(PM_ROOT_NOT_NICE, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
+	ASSERT_EQ(0, target_call(&self->t, OP_DROP_PRIVS, 0, 0, PM_UNPRIV_ID));
+	EXPECT_PM_ERR(EPERM, pm_as(PM_USER, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
+	EXPECT_PM_ERR(EPERM, pm_as(PM_USER, self->t.pidfd, &iov, 1, MADV_COLD));
 	EXPECT_EQ(4, pages_with(self->t.pid, a, 4, PM_PRESENT));
 }
 
@@ -1658,9 +1627,9 @@ TEST_F(pm, caller_same_user_with_cap_sys_nice)
 	uint64_t a;
 
 	ANON_REGION(a, 4);
-	ASSERT_EQ(0, target_call(&self->t, OP_DROP_PRIVS, 0, 0, UNPRIV_ID));
+	ASSERT_EQ(0, target_call(&self->t, OP_DROP_PRIVS, 0, 0, PM_UNPRIV_ID));
 	iov = IOV(a, 4 * ps);
-	ASSERT_PM_RET(4 * ps, pm_as(AS_USER_NICE, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
+	ASSERT_PM_RET(4 * ps, pm_as(PM_USER_NICE, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
 	EXPECT_EQ(4, pages_with(self->t.pid, a, 4, PM_SWAPPED));
 	EXPECT_EQ(0, target_call(&self->t, OP_VERIFY, a, 4 * ps, SEED));
 }
@@ -1684,11 +1653,11 @@ TEST_F(pm, pageout_file_caller_cannot_write)
 	a = target_map_kind(&self->t, KIND_FILE_RO, len, path);
 	ASSERT_NE(0, a) TH_LOG("target mmap: %m");
 	ASSERT_LE(0, target_call(&self->t, OP_READ, a, len, 0));
-	ASSERT_EQ(0, target_call(&self->t, OP_DROP_PRIVS, 0, 0, UNPRIV_ID));
+	ASSERT_EQ(0, target_call(&self->t, OP_DROP_PRIVS, 0, 0, PM_UNPRIV_ID));
 	ASSERT_EQ(n, pages_with(pid, a, n, PM_PRESENT));
 	iov = IOV(a, len);
 
-	ASSERT_PM_RET(len, pm_as(AS_USER_NICE, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
+	ASSERT_PM_RET(len, pm_as(PM_USER_NICE, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
 	EXPECT_EQ(n, pages_with(pid, a, n, PM_PRESENT));
 	EXPECT_EQ(n, target_call(&self->t, OP_MINCORE, a, len, 0));
 
@@ -1723,9 +1692,9 @@ TEST_F(pm, errno_precedence)
 	EXPECT_PM_ERR(EBADF, pm(-1, &iov, 1, MADV_DONTNEED, 0));
 	EXPECT_PM_ERR(EINVAL, pm(kthread, &iov, 1, MADV_DONTNEED, 0));
 	EXPECT_PM_ERR(ESRCH, pm(kthread, &iov, 1, MADV_COLD, 0));
-	EXPECT_PM_ERR(EINVAL, pm_as(AS_USER, self->t.pidfd, &iov, 1, MADV_DONTNEED));
-	EXPECT_PM_ERR(EACCES, pm_as(AS_USER, self->t.pidfd, &iov, 1, MADV_COLD));
-	EXPECT_PM_ERR(EPERM, pm_as(AS_ROOT_NOT_NICE, self->t.pidfd, &iov, 1, MADV_COLD));
+	EXPECT_PM_ERR(EINVAL, pm_as(PM_USER, self->t.pidfd, &iov, 1, MADV_DONTNEED));
+	EXPECT_PM_ERR(EACCES, pm_as(PM_USER, self->t.pidfd, &iov, 1, MADV_COLD));
+	EXPECT_PM_ERR(EPERM, pm_as(PM_ROOT_NOT_NICE, self->t.pidfd, &iov, 1, MADV_COLD));
 	EXPECT_PM_ERR(ENOMEM, pm(self->t.pidfd, &iov, 1, MADV_COLD, 0));
 	close(kthread);
 }
@@ -1899,7 +1868,7 @@ static int seize_as_user(pid_t pid)
 	if (child == 0) {
 		close(p[0]);
 		err = 0;
-		if (set_creds(AS_USER))
+		if (pm_set_creds(PM_USER))
 			err = ENOTRECOVERABLE;
 		else if (ptrace(PTRACE_SEIZE, pid, 0, 0))
 			err = errno;
@@ -1934,15 +1903,15 @@ TEST_F(pm, ptrace_read_not_attach_yama)
 
 	ASSERT_EQ(0, access(YAMA_SCOPE, W_OK)) TH_LOG("no Yama (CONFIG_SECURITY_YAMA): %m");
 	ANON_REGION(a, 4);
-	ASSERT_EQ(0, target_call(&self->t, OP_DROP_PRIVS, 0, 0, UNPRIV_ID));
+	ASSERT_EQ(0, target_call(&self->t, OP_DROP_PRIVS, 0, 0, PM_UNPRIV_ID));
 	iov = IOV(a, 4 * ps);
 	for (i = 0; i < ARRAY_SIZE(scopes); i++) {
 		ASSERT_EQ(0, write_scope(scopes[i])) TH_LOG("scope %d: %m", scopes[i]);
 		/* Yama is in force: a same-user attach is refused. */
 		EXPECT_EQ(EPERM, seize_as_user(self->t.pid)) TH_LOG("scope %d", scopes[i]);
-		ASSERT_PM_RET(4 * ps, pm_as(AS_USER_NICE, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
+		ASSERT_PM_RET(4 * ps, pm_as(PM_USER_NICE, self->t.pidfd, &iov, 1, MADV_PAGEOUT));
 		EXPECT_EQ(4, pages_with(self->t.pid, a, 4, PM_SWAPPED)) TH_LOG("scope %d", scopes[i]);
-		ASSERT_PM_RET(4 * ps, pm_as(AS_USER_NICE, self->t.pidfd, &iov, 1, MADV_WILLNEED));
+		ASSERT_PM_RET(4 * ps, pm_as(PM_USER_NICE, self->t.pidfd, &iov, 1, MADV_WILLNEED));
 		EXPECT_EQ(0, target_call(&self->t, OP_VERIFY, a, 4 * ps, SEED));
 	}
 }
