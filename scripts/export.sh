@@ -1,5 +1,6 @@
 #!/bin/bash
-# Write the commits of $KWORK/linux back into patches/: pristine..baseline -> patches/baseline/,
+# Write the commits of $KWORK/linux back into patches/: pristine..baseline -> patches/fixes/ (the
+# commits whose subject is a patch of that folder) and patches/baseline/ (the others),
 # baseline..full -> the folder of the series' patch with the same subject; a commit whose subject
 # is new goes to patches/$FEATURE/ (FEATURE=name is then required).
 . "$(dirname "$0")/lib.sh"
@@ -22,7 +23,9 @@ i=0
 for c in "${commits[@]}"; do
 	subj=$(G log -1 --format=%s "$c")
 	if [ "$i" -lt "$nbase" ]; then
+		# The baseline branch carries patches/fixes/ (6.1's own bugs) and patches/baseline/.
 		folder=baseline
+		[ "${folder_of[$subj]:-}" != fixes ] || folder=fixes
 	elif [ -n "${folder_of[$subj]:-}" ] && [ "${folder_of[$subj]}" != baseline ]; then
 		folder=${folder_of[$subj]}
 	elif [ -n "${FEATURE:-}" ]; then

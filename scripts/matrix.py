@@ -3,6 +3,12 @@
 group passes (upstream is the reference), on baseline some test fails cleanly (the feature is
 absent, and its absence is not a crash). Prints result rows (group, test, status, detail).
 
+Two group.conf keys refine this, each a Python regex searched in the test names:
+STOCK_FAILS    tests that must FAIL on stock: a documented difference of ours, or the regression
+               test of a 6.1 bug that patches/fixes/ repairs (the row fails if one passes there);
+BASELINE_PASSES  tests that must PASS on baseline: a fix's regression test (baseline carries
+               patches/fixes/), or a test of something the baseline keeps.
+
 Differential groups: a program that prints observation lines ("# obs <case> <what user space
 saw>") is compared case by case between the full and the stock run of the same seed; every
 difference must be named by a line of tests/<group>/differences ("<python regex><TAB><why ours
@@ -40,6 +46,18 @@ def observations(run, group):
         if os.path.exists(sp):
             seed = open(sp).read().strip()
     return obs, seed
+
+
+def conf(group, key):
+    """The value of KEY="..." in tests/<group>/group.conf, or None."""
+    path = os.path.join(TOP, "tests", group, "group.conf")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                m = re.match(r'^%s=(["\']?)(.*)\1\s*$' % key, line.strip())
+                if m:
+                    return m.group(2)
+    return None
 
 
 def documented(group):
@@ -91,18 +109,33 @@ def main():
     stock = load(os.path.join(run, "stock", "results.tsv"))
     base = load(os.path.join(run, "baseline", "results.tsv"))
     for g in groups:
+        sf = conf(g, "STOCK_FAILS")
+        bp = conf(g, "BASELINE_PASSES")
+        sf = re.compile(sf) if sf else None
+        bp = re.compile(bp) if bp else None
         s = stock.get(g, [])
-        fails = [t for t, st, _ in s if st == "fail"]
-        ok = s and not fails
-        print("%s\tpasses on stock 6.1\t%s\t%s" % (
-            g, "pass" if ok else "fail",
-            "" if ok else "failing on stock: " + ", ".join(fails[:5]) or "no results"))
+        expect = [t for t, _, _ in s if sf and sf.search(t)]
+        fails = [t for t, st, _ in s if st == "fail" and t not in expect]
+        unexpected = [t for t, st, _ in s if st == "pass" and t in expect]
+        ok = s and not fails and not unexpected
+        detail = ("%d tests fail on stock as they must (STOCK_FAILS)" % len(expect)
+                  if expect else "")
+        if not s:
+            detail = "no results"
+        elif fails:
+            detail = "failing on stock: " + ", ".join(fails[:5])
+        elif unexpected:
+            detail = "STOCK_FAILS tests that pass on stock: " + ", ".join(unexpected[:5])
+        print("%s\tpasses on stock 6.1\t%s\t%s" % (g, "pass" if ok else "fail", detail))
         b = base.get(g, [])
         crash = [t for t, st, _ in b if st == "fail" and t.startswith(("console:", "guest:"))]
         bfail = [t for t, st, _ in b if st == "fail" and not t.startswith(("console:", "guest:"))]
-        ok = bool(bfail) and not crash
+        bmust = [t for t in bfail if bp and bp.search(t)]
+        bfail = [t for t in bfail if t not in bmust]
+        ok = bool(bfail) and not crash and not bmust
         detail = ("%d tests fail without the feature" % len(bfail)) if ok else (
             "kernel failure on baseline: " + ", ".join(crash) if crash
+            else "BASELINE_PASSES tests that fail on baseline: " + ", ".join(bmust[:5]) if bmust
             else "every test passes with the feature removed: the group tests nothing")
         print("%s\tfails on baseline\t%s\t%s" % (g, "pass" if ok else "fail", detail))
         row = differential(run, g)
