@@ -23,9 +23,12 @@ export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 # Debian's tarball version the series is tested on.
 TESTED_DEB_VERSION=6.1.192-3
 
+# Other names only for a kernel staged by hand in $KWORK/build/<arch>-<name> and run without a
+# build (BENCH_NO_BUILD=1: a patch-by-patch benchmark, for instance).
 case $FLAVOUR in
 stock|baseline|full) ;;
-*) echo "FLAVOUR must be stock, baseline or full (got '$FLAVOUR')" >&2; exit 2 ;;
+*) [ "${BENCH_NO_BUILD:-0}" = 1 ] && [ -d "$OUT" ] ||
+	{ echo "FLAVOUR must be stock, baseline or full (got '$FLAVOUR')" >&2; exit 2; } ;;
 esac
 
 case $ARCH in
