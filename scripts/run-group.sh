@@ -33,7 +33,10 @@ cmdline="panic=-1 oops=panic softlockup_panic=1 ktest.group=$group $CMDLINE"
 # cases), a short run by default and the full one on debug kernels or when FUZZ_CASES says.
 seed=${KTEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 [ "$KDEBUG" != 1 ] || FUZZ_CASES=$FUZZ_CASES_FULL
+# A fuzz program stops drawing cases after KTEST_FUZZ_SECONDS (seven tenths of the group's
+# timeout, which debug kernels multiply by four) and says how many it ran.
 cmdline="$cmdline ktest.seed=$seed ktest.fuzz_cases=${KTEST_FUZZ_CASES:-$FUZZ_CASES}"
+cmdline="$cmdline ktest.fuzz_seconds=$((TIMEOUT * 7 / 10))"
 echo "$seed" >"$dir/seed"
 if [ -n "$KUNIT_FILTER" ]; then
 	cmdline="$cmdline kunit.filter_glob=$KUNIT_FILTER"

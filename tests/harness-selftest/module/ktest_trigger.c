@@ -12,6 +12,19 @@
 static char *what = "warn";
 module_param(what, charp, 0444);
 
+/*
+ * Overwrite the stack below the caller's frame, where kmalloc() and its callees left copies of
+ * the pointers they returned: kmemleak scans stacks (and the cached stacks of exited tasks), and
+ * a stale copy there would keep the leaked objects "referenced".
+ */
+static noinline void ktest_scrub_stack(void)
+{
+	char buf[2048];
+
+	memset(buf, 0, sizeof(buf));
+	barrier_data(buf);
+}
+
 static int __init ktest_trigger_init(void)
 {
 	if (!strcmp(what, "warn")) {
@@ -31,7 +44,9 @@ static int __init ktest_trigger_init(void)
 			if (leak)
 				leak[0] = 1;
 			pr_info("ktest_trigger: leaking %p\n", leak);
+			leak = NULL;
 		}
+		ktest_scrub_stack();
 	}
 	return 0;
 }
