@@ -58,7 +58,7 @@ FIXTURE_SETUP(dev)
 	ret = nullb_create(&self->nb, "zfs-mk", &c);
 
 	if (ret == -ENOENT)
-		SKIP(return, "no configfs null_blk (CONFIG_BLK_DEV_NULL_BLK, CONFIGFS_FS)");
+		ZT_SETUP_SKIP("no configfs null_blk (CONFIG_BLK_DEV_NULL_BLK, CONFIGFS_FS)");
 	ASSERT_EQ(0, ret) TH_LOG("nullb_create: %s", strerror(-ret));
 	zt_kmsg_mark();
 }
