@@ -1,7 +1,7 @@
 #!/bin/bash
 # Make $KWORK/linux a git tree of Debian's linux-source-6.1 with the series applied:
-# branch "stock" = the pristine tarball, "baseline" = + patches/baseline/*, "full" = + everything
-# in patches/series.  Then check out the branch named by $FLAVOUR.
+# branch "stock" = the pristine tarball, "baseline" = + patches/fixes/* and patches/baseline/*,
+# "full" = + everything in patches/series.  Then check out the branch named by $FLAVOUR.
 . "$(dirname "$0")/lib.sh"
 
 tarball=/usr/src/linux-source-6.1.tar.xz
@@ -45,7 +45,8 @@ if [ "$(cat "$applied" 2>/dev/null | head -1)" != "$sum" ]; then
 	in_baseline=1
 	while read -r p _; do
 		case $p in ''|\#*) continue ;; esac
-		if [ $in_baseline = 1 ] && [ "${p#baseline/}" = "$p" ]; then
+		# fixes/ (6.1's own bugs) and baseline/ make the baseline branch; stock stays pristine.
+		if [ $in_baseline = 1 ] && [ "${p#baseline/}" = "$p" ] && [ "${p#fixes/}" = "$p" ]; then
 			in_baseline=0
 			G branch -f full HEAD
 			G checkout -q full
