@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -540,6 +541,30 @@ static inline int zdev_zone_op(const struct zdev *d, unsigned long op, unsigned 
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/*
+ * Keep the calling process on CPU 0 (@cpu < 0: on every CPU again). Programs that check the
+ * zonefs counters right after closing a file they wrote with io_submit need it: the write's
+ * completion runs in a kworker that wakes io_getevents() and only then drops the request's
+ * reference to the file; on another CPU, close(2) can come in between, and the last
+ * reference, dropped by the kworker, then releases the file (zonefs's write-close
+ * accounting) a jiffy later, from delayed_fput. On the CPU that submitted, the kworker runs
+ * to its end first (CONFIG_PREEMPT_NONE): the close is the last reference and the release
+ * is done when close(2) returns.
+ */
+static inline int zt_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	if (cpu >= 0)
+		CPU_SET(cpu, &set);
+	else
+		for (i = 0; i < CPU_SETSIZE; i++)
+			CPU_SET(i, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
 /* Asynchronous direct write (io_submit + io_getevents): bytes written or -errno. */
