@@ -937,6 +937,73 @@ TEST_F(lim, remount_adds_option)
 }
 
 /*
+ * Writers that were open before a remount added the option stay counted: nr_wro_seq_files
+ * can then be above max_wro_seq_files with explicit-open in effect, and every new first
+ * write-open fails with EBUSY until enough of them are closed (stock 6.1 does the same).
+ * Fails if: the remount resets or recounts the writers; the limit check lets the count
+ * grow further when it is already above the limit.
+ */
+TEST_F(lim, remount_over_limit)
+{
+	struct eo *e = &self->e;
+	int fds[32], i, fd, n = N + 2;
+
+	ASSERT_EQ(0, reformat(e, NULL, NULL));
+	for (i = 0; i < n; i++) {
+		fds[i] = wopen(i);
+		ASSERT_LE(0, fds[i]);
+	}
+	ASSERT_EQ(0, remount("explicit-open"));
+	CHECK_COUNTERS(e, n);
+	EXPECT_LT((long)N, ctr(e, "nr_wro_seq_files"));
+	EXPECT_EQ(-EBUSY, wopen(n));
+	/* a second open of a counted file is no first open */
+	fd = wopen(0);
+	EXPECT_LE(0, fd);
+	close(fd);
+	for (i = 0; i < 3; i++)
+		close(fds[i]);
+	CHECK_COUNTERS(e, n - 3);
+	fd = wopen(n);
+	EXPECT_LE(0, fd) TH_LOG("%s", strerror(-fd));
+	EXPECT_COND(e, n, BLK_ZONE_COND_EXP_OPEN);
+	CHECK_COUNTERS(e, N);
+	close(fd);
+	for (i = 3; i < n; i++)
+		close(fds[i]);
+	CHECK_COUNTERS(e, 0);
+}
+
+/*
+ * A file that was full when it was opened for writing got no zone OPEN, so a truncate to 0
+ * while it is open only resets the zone: the zone is not opened again (EMPTY), a write then
+ * opens it implicitly, and the last close sends nothing, leaving it implicitly open
+ * (stock 6.1 does the same: only a zone zonefs opened is reopened and closed).
+ * Fails if: the reopen after a truncate to 0 keys on "open for writing" instead of the
+ * zone having been opened by zonefs (a zone OPEN here, EXP_OPEN after the truncate).
+ */
+TEST_F(lim, truncate_zero_of_file_full_at_open)
+{
+	struct eo *e = &self->e;
+	int fd;
+
+	ASSERT_EQ(0, truncate(seq(0), e->d.cap_bytes));
+	fd = wopen(0);
+	ASSERT_LE(0, fd);
+	EXPECT_COND(e, 0, BLK_ZONE_COND_FULL);
+	EXPECT_EQ(0, ftruncate(fd, 0));
+	EXPECT_COND(e, 0, BLK_ZONE_COND_EMPTY);
+	CHECK_COUNTERS(e, 1);
+	EXPECT_EQ(4096, append(e, fd, 0, 4096));
+	EXPECT_COND(e, 0, BLK_ZONE_COND_IMP_OPEN);
+	CHECK_COUNTERS(e, 1);
+	EXPECT_EQ(0, close(fd));
+	EXPECT_COND(e, 0, BLK_ZONE_COND_IMP_OPEN);
+	EXPECT_EQ(0, fs_readonly());
+	CHECK_COUNTERS(e, 0);
+}
+
+/*
  * errors= options with explicit-open, in either order: the mount works, /proc/mounts shows
  * the errors= behaviour given last, and explicit-open is in effect.
  * Fails if: the new token breaks the parsing of the others (errors= lost or refused); a
