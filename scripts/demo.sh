@@ -9,7 +9,8 @@ mode=${1:-tour}
 dir=$RUNS/$mode-$ARCH-$FLAVOUR
 rm -rf "$dir" && mkdir -p "$dir"
 case $ARCH in
-x86_64) qemu=(qemu-system-x86_64 -accel tcg -cpu max -m 2G -smp 2 -device virtio-serial-pci)
+x86_64) qemu=(qemu-system-x86_64 -accel tcg -cpu max -m 2G -smp 2 -device virtio-serial-pci
+	-device edu)
 	con=ttyS0 conlog=(-serial "file:$dir/console.log") ;;
 s390x) qemu=(qemu-system-s390x -machine s390-ccw-virtio -cpu max -m 1G -smp 1
 	-device virtio-serial-ccw)

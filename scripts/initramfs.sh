@@ -30,6 +30,7 @@ s390x)
 esac
 
 list=$STAGE/initramfs.list
+declare -A modbuilt
 {
 	echo "dir /bin 755 0 0"
 	echo "dir /sbin 755 0 0"
@@ -68,11 +69,34 @@ for gdir in "$TOP"/tests/*/ "$TOP"/bench/*/; do
 			{ echo "initramfs: building tests/$g failed" >&2; exit 1; }
 	fi
 	if [ -d "$gdir/module" ]; then
-		msrc=$STAGE/testmod/$kind/$g
-		rm -rf "$msrc" && mkdir -p "$msrc" && cp -r "$gdir/module/." "$msrc/"
-		logged "$log.$g.mod" kmake M="$msrc" modules ||
-			{ echo "initramfs: building tests/$g/module failed" >&2; exit 1; }
-		cp "$msrc"/*.ko "$dst/"
+		# Groups that share a module folder (a symlink) share its build.
+		mkey=$(realpath "$gdir/module")
+		if [ -z "${modbuilt[$mkey]:-}" ]; then
+			msrc=$STAGE/testmod/$kind/$g
+			rm -rf "$msrc" && mkdir -p "$msrc" && cp -rL "$gdir/module/." "$msrc/"
+			modbuilt[$mkey]=$msrc
+			# One build per module (obj-m on the command line overrides the Kbuild
+			# file's list): a module that uses an API the baseline removes does not
+			# build there, and must not keep the others from building.  Its tests
+			# then fail in the guest, where it is missing; on full all must build.
+			for o in $(sed -n 's/^obj-m[[:space:]]*+*=//p' "$msrc/Kbuild"); do
+				m=${o%.o}
+				if kmake M="$msrc" obj-m="$o" modules >"$log.$g.$m" 2>&1; then
+					continue
+				elif [ "$FLAVOUR" = full ]; then
+					echo "initramfs: building tests/$g/module/$m.ko failed" \
+						"(log: $log.$g.$m):" >&2
+					tail -n 20 "$log.$g.$m" >&2
+					exit 1
+				else
+					echo "initramfs: tests/$g/module/$m.ko does not build for" \
+						"$FLAVOUR (its tests fail; log: $log.$g.$m)" >&2
+				fi
+			done
+		fi
+		for ko in "${modbuilt[$mkey]}"/*.ko; do
+			[ -f "$ko" ] && cp "$ko" "$dst/"
+		done
 	fi
 	echo "dir /$kind/$g 755 0 0" >>"$list"
 	for f in "$dst"/*; do

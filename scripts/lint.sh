@@ -86,5 +86,10 @@ if [ -x "$tool" ]; then
 		bad=$((bad + 1))
 	fi
 fi
+# Cross-compile checks: the drivers of other architectures the series changes, compiled for
+# them (configs/cross/; LINT_CROSS=0 skips it, which takes a few minutes the first time).
+if [ "${LINT_CROSS:-1}" = 1 ]; then
+	"$TOP/scripts/crossbuild.sh" || bad=$((bad + 1))
+fi
 echo "lint: $n patches, $bad with findings"
 [ $bad = 0 ]

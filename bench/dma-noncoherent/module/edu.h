@@ -1,0 +1,1 @@
+../../../tests/dma-noncoherent/module/edu.h

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of dma_alloc_noncoherent() / dma_free_noncoherent(), run on
+ * QEMU's edu PCI device so that the allocations take the path the guest was
+ * booted with (dma-direct, swiotlb=force, or an Intel IOMMU) and so that the
+ * device can really move data through them.
+ *
+ * dma_noncoherent_alloc  masks, sizes, directions, GFP flags, the direct map,
+ *                        memory returned after 10,000 cycles
+ * dma_noncoherent_edu    DMA into and out of the buffers, with the syncs
+ * dma_noncoherent_debug  dma-debug: silent on correct use, counting misuse
+ */
+#include <kunit/test.h>
+#include <linux/dma-mapping.h>
+#include <linux/fs.h>
+#include <linux/iommu.h>
+#include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/sizes.h>
+#include <linux/vmstat.h>
+
+#include "edu.h"
+
+static struct device *nc_dev(struct kunit *test)
+{
+	if (!edu_pdev)
+		kunit_skip(test, "no edu PCI device");
+	return &edu_pdev->dev;
+}
+
+static void nc_set_mask(struct kunit *test, struct device *dev, unsigned int bits)
+{
+	KUNIT_ASSERT_EQ(test, dma_set_mask_and_coherent(dev, DMA_BIT_MASK(bits)), 0);
+}
+
+static void nc_restore_mask(struct device *dev)
+{
+	dma_set_mask_and_coherent(dev, DMA_BIT_MASK(EDU_DMA_BITS));
+}
+
+/* What every successful allocation must satisfy, whatever the path. */
+static void nc_check(struct kunit *test, struct device *dev, void *cpu,
+		     dma_addr_t handle, size_t size, unsigned int bits)
+{
+	u64 mask = DMA_BIT_MASK(bits);
+	struct page *page;
+
+	KUNIT_EXPECT_TRUE(test, PAGE_ALIGNED(cpu));
+	KUNIT_EXPECT_EQ(test, handle & (PAGE_SIZE - 1), 0);
+	KUNIT_EXPECT_LE_MSG(test, (u64)handle + size - 1, mask,
+			    "handle %pad size %zu outside a %u-bit mask", &handle, size, bits);
+	/* In the direct map: virt_to_page() works and comes back. */
+	KUNIT_EXPECT_TRUE(test, virt_addr_valid(cpu));
+	page = virt_to_page(cpu);
+	KUNIT_EXPECT_PTR_EQ(test, page_address(page), cpu);
+	if (!device_iommu_mapped(dev)) {
+		/* No translation: the device address is the memory itself. */
+		KUNIT_EXPECT_EQ(test, (u64)handle, (u64)page_to_phys(page));
+		KUNIT_EXPECT_LE(test, (u64)page_to_phys(page) + size - 1, mask);
+	}
+	/* The whole size is usable memory. */
+	memset(cpu, 0xa5, size);
+	KUNIT_EXPECT_EQ(test, ((u8 *)cpu)[size - 1], 0xa5);
+}
+
+struct nc_mask_param {
+	unsigned int bits;
+	size_t max;
+};
+
+static const struct nc_mask_param nc_masks[] = {
+	{ 24, SZ_1M },	/* ZONE_DMA: 16 MiB in all */
+	{ 28, SZ_4M },	/* the edu device's own mask */
+	{ 32, SZ_4M },
+	{ 64, SZ_4M },
+};
+
+static void nc_mask_desc(const struct nc_mask_param *p, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%u-bit", p->bits);
+}
+KUNIT_ARRAY_PARAM(nc_mask, nc_masks, nc_mask_desc);
+
+static void alloc_within_mask(struct kunit *test)
+{
+	const struct nc_mask_param *p = test->param_value;
+	static const size_t sizes[] = {
+		1, 100, PAGE_SIZE - 1, PAGE_SIZE, PAGE_SIZE + 1, 3 * PAGE_SIZE + 7,
+		SZ_64K, SZ_64K + 3, SZ_1M - 1, SZ_1M, SZ_2M, SZ_4M,
+	};
+	struct device *dev = nc_dev(test);
+	dma_addr_t handle;
+	void *cpu;
+	int i;
+
+	nc_set_mask(test, dev, p->bits);
+	for (i = 0; i < ARRAY_SIZE(sizes) && sizes[i] <= p->max; i++) {
+		handle = 0;
+		cpu = dma_alloc_noncoherent(dev, sizes[i], &handle,
+					    DMA_BIDIRECTIONAL, GFP_KERNEL);
+		KUNIT_EXPECT_NOT_NULL_MSG(test, cpu, "size %zu", sizes[i]);
+		if (!cpu)
+			continue;
+		nc_check(test, dev, cpu, handle, sizes[i], p->bits);
+		dma_free_noncoherent(dev, sizes[i], cpu, handle, DMA_BIDIRECTIONAL);
+	}
+	nc_restore_mask(dev);
+}
+
+static void each_direction(struct kunit *test)
+{
+	static const enum dma_data_direction dirs[] = {
+		DMA_BIDIRECTIONAL, DMA_TO_DEVICE, DMA_FROM_DEVICE,
+	};
+	struct device *dev = nc_dev(test);
+	dma_addr_t handle;
+	void *cpu;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		cpu = dma_alloc_noncoherent(dev, 2 * PAGE_SIZE, &handle, dirs[i],
+					    GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, cpu);
+		nc_check(test, dev, cpu, handle, 2 * PAGE_SIZE, EDU_DMA_BITS);
+		dma_sync_single_for_device(dev, handle, 2 * PAGE_SIZE, dirs[i]);
+		dma_sync_single_for_cpu(dev, handle, 2 * PAGE_SIZE, dirs[i]);
+		/* A part of the buffer can be synced on its own. */
+		dma_sync_single_for_device(dev, handle + 10, 100, dirs[i]);
+		dma_sync_single_for_cpu(dev, handle + 10, 100, dirs[i]);
+		dma_free_noncoherent(dev, 2 * PAGE_SIZE, cpu, handle, dirs[i]);
+	}
+}
+
+static void gfp_flags(struct kunit *test)
+{
+	static const gfp_t flags[] = {
+		GFP_KERNEL, GFP_NOWAIT, GFP_ATOMIC, GFP_KERNEL | __GFP_NOWARN,
+		GFP_KERNEL | __GFP_RETRY_MAYFAIL, GFP_KERNEL | __GFP_NORETRY,
+	};
+	struct device *dev = nc_dev(test);
+	dma_addr_t handle;
+	size_t i, j;
+	u8 *cpu;
+
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		cpu = dma_alloc_noncoherent(dev, PAGE_SIZE, &handle, DMA_TO_DEVICE,
+					    flags[i]);
+		KUNIT_EXPECT_NOT_NULL_MSG(test, cpu, "gfp %pGg", &flags[i]);
+		if (cpu) {
+			nc_check(test, dev, cpu, handle, PAGE_SIZE, EDU_DMA_BITS);
+			dma_free_noncoherent(dev, PAGE_SIZE, cpu, handle, DMA_TO_DEVICE);
+		}
+	}
+	/* __GFP_ZERO: every byte zero, with the buffer dirtied in between. */
+	for (i = 0; i < 8; i++) {
+		cpu = dma_alloc_noncoherent(dev, 3 * PAGE_SIZE, &handle,
+					    DMA_FROM_DEVICE, GFP_KERNEL | __GFP_ZERO);
+		KUNIT_ASSERT_NOT_NULL(test, cpu);
+		for (j = 0; j < 3 * PAGE_SIZE; j++)
+			if (cpu[j])
+				break;
+		KUNIT_EXPECT_EQ_MSG(test, j, 3 * PAGE_SIZE, "byte %zu not zero", j);
+		memset(cpu, 0xff, 3 * PAGE_SIZE);
+		dma_free_noncoherent(dev, 3 * PAGE_SIZE, cpu, handle, DMA_FROM_DEVICE);
+	}
+}
+
+static void too_large_fails(struct kunit *test)
+{
+	struct device *dev = nc_dev(test);
+	dma_addr_t handle = 0;
+	void *cpu;
+
+	/* Beyond the page allocator's largest block: NULL, no warning asked. */
+	cpu = dma_alloc_noncoherent(dev, SZ_64M, &handle, DMA_BIDIRECTIONAL,
+				    GFP_KERNEL | __GFP_NOWARN);
+	KUNIT_EXPECT_NULL(test, cpu);
+	if (cpu)
+		dma_free_noncoherent(dev, SZ_64M, cpu, handle, DMA_BIDIRECTIONAL);
+}
+
+static unsigned long nc_free_pages(void)
+{
+	return global_zone_page_state(NR_FREE_PAGES);
+}
+
+static void cycles_return_memory(struct kunit *test)
+{
+	static const size_t sizes[] = { PAGE_SIZE, 2 * PAGE_SIZE + 1, SZ_64K };
+	struct device *dev = nc_dev(test);
+	unsigned long start, end;
+	dma_addr_t handle;
+	void *cpu;
+	int i;
+
+	/* Warm the per-CPU page lists first: they hold pages out of the count. */
+	for (i = 0; i < 300; i++) {
+		cpu = dma_alloc_noncoherent(dev, sizes[i % 3], &handle,
+					    DMA_BIDIRECTIONAL, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, cpu);
+		dma_free_noncoherent(dev, sizes[i % 3], cpu, handle, DMA_BIDIRECTIONAL);
+	}
+	start = nc_free_pages();
+	for (i = 0; i < 10000; i++) {
+		cpu = dma_alloc_noncoherent(dev, sizes[i % 3], &handle,
+					    DMA_BIDIRECTIONAL, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL_MSG(test, cpu, "cycle %d", i);
+		dma_free_noncoherent(dev, sizes[i % 3], cpu, handle, DMA_BIDIRECTIONAL);
+	}
+	end = nc_free_pages();
+	/* A leak of one page per cycle would be 10,000 pages. */
+	KUNIT_EXPECT_LT_MSG(test, (long)(start - end), 1024L,
+			    "free pages %lu before, %lu after 10000 cycles", start, end);
+}
+
+static struct kunit_case alloc_cases[] = {
+	KUNIT_CASE_PARAM(alloc_within_mask, nc_mask_gen_params),
+	KUNIT_CASE(each_direction),
+	KUNIT_CASE(gfp_flags),
+	KUNIT_CASE(too_large_fails),
+	KUNIT_CASE(cycles_return_memory),
+	{}
+};
+
+static struct kunit_suite alloc_suite = {
+	.name = "dma_noncoherent_alloc",
+	.suite_init = edu_suite_init,
+	.suite_exit = edu_suite_exit,
+	.test_cases = alloc_cases,
+};
+
+/* Real DMA through the edu device, whose buffer is 4 KiB. */
+
+static void nc_fill(u8 *p, size_t len, u32 seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		seed = seed * 1103515245 + 12345;
+		p[i] = seed >> 16;
+	}
+}
+
+static void edu_to_device_and_back(struct kunit *test)
+{
+	struct device *dev = nc_dev(test);
+	dma_addr_t ha, hb;
+	u8 *a, *b;
+
+	a = dma_alloc_noncoherent(dev, EDU_BUF_SIZE, &ha, DMA_TO_DEVICE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	b = dma_alloc_noncoherent(dev, EDU_BUF_SIZE, &hb, DMA_FROM_DEVICE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	nc_fill(a, EDU_BUF_SIZE, 1);
+	memset(b, 0, EDU_BUF_SIZE);
+
+	dma_sync_single_for_device(dev, ha, EDU_BUF_SIZE, DMA_TO_DEVICE);
+	KUNIT_ASSERT_EQ(test, edu_dma(ha, 0, EDU_BUF_SIZE, false), 0);
+	dma_sync_single_for_device(dev, hb, EDU_BUF_SIZE, DMA_FROM_DEVICE);
+	KUNIT_ASSERT_EQ(test, edu_dma(hb, 0, EDU_BUF_SIZE, true), 0);
+	dma_sync_single_for_cpu(dev, hb, EDU_BUF_SIZE, DMA_FROM_DEVICE);
+	KUNIT_EXPECT_EQ(test, memcmp(a, b, EDU_BUF_SIZE), 0);
+
+	/* Again with new data: the device really wrote b, not a stale copy. */
+	nc_fill(a, EDU_BUF_SIZE, 2);
+	dma_sync_single_for_device(dev, ha, EDU_BUF_SIZE, DMA_TO_DEVICE);
+	KUNIT_ASSERT_EQ(test, edu_dma(ha, 0, EDU_BUF_SIZE, false), 0);
+	dma_sync_single_for_device(dev, hb, EDU_BUF_SIZE, DMA_FROM_DEVICE);
+	KUNIT_ASSERT_EQ(test, edu_dma(hb, 0, EDU_BUF_SIZE, true), 0);
+	dma_sync_single_for_cpu(dev, hb, EDU_BUF_SIZE, DMA_FROM_DEVICE);
+	KUNIT_EXPECT_EQ(test, memcmp(a, b, EDU_BUF_SIZE), 0);
+
+	dma_free_noncoherent(dev, EDU_BUF_SIZE, b, hb, DMA_FROM_DEVICE);
+	dma_free_noncoherent(dev, EDU_BUF_SIZE, a, ha, DMA_TO_DEVICE);
+}
+
+static void edu_bidirectional_in_place(struct kunit *test)
+{
+	struct device *dev = nc_dev(test);
+	size_t size = 2 * EDU_BUF_SIZE + 123;
+	dma_addr_t h;
+	u8 *c;
+
+	c = dma_alloc_noncoherent(dev, size, &h, DMA_BIDIRECTIONAL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	nc_fill(c, EDU_BUF_SIZE, 3);
+	memset(c + EDU_BUF_SIZE, 0, size - EDU_BUF_SIZE);
+	dma_sync_single_for_device(dev, h, size, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_EQ(test, edu_dma(h, 0, EDU_BUF_SIZE, false), 0);
+	/* Copy it back one page further in, and 123 bytes past that. */
+	KUNIT_ASSERT_EQ(test, edu_dma(h + EDU_BUF_SIZE, 0, EDU_BUF_SIZE, true), 0);
+	KUNIT_ASSERT_EQ(test, edu_dma(h + EDU_BUF_SIZE + 123, 0, EDU_BUF_SIZE, true), 0);
+	dma_sync_single_for_cpu(dev, h, size, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_EQ(test, memcmp(c, c + EDU_BUF_SIZE + 123, EDU_BUF_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(c, c + EDU_BUF_SIZE, 123), 0);
+	dma_free_noncoherent(dev, size, c, h, DMA_BIDIRECTIONAL);
+}
+
+static void edu_partial_transfers(struct kunit *test)
+{
+	static const unsigned int lens[] = { 1, 7, 64, 511, 1000, 4095 };
+	struct device *dev = nc_dev(test);
+	size_t size = SZ_16K;
+	dma_addr_t ha, hb;
+	unsigned int off;
+	u8 *a, *b;
+	int i;
+
+	a = dma_alloc_noncoherent(dev, size, &ha, DMA_TO_DEVICE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	b = dma_alloc_noncoherent(dev, size, &hb, DMA_FROM_DEVICE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	nc_fill(a, size, 4);
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		off = (i * 2749) % (size - lens[i]);
+		memset(b, 0, size);
+		dma_sync_single_for_device(dev, ha + off, lens[i], DMA_TO_DEVICE);
+		KUNIT_ASSERT_EQ(test, edu_dma(ha + off, 0, lens[i], false), 0);
+		dma_sync_single_for_device(dev, hb, size, DMA_FROM_DEVICE);
+		KUNIT_ASSERT_EQ(test, edu_dma(hb + size - lens[i], 0, lens[i], true), 0);
+		dma_sync_single_for_cpu(dev, hb, size, DMA_FROM_DEVICE);
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(a + off, b + size - lens[i], lens[i]), 0,
+				    "len %u at %u", lens[i], off);
+		/* Nothing before the transfer was touched. */
+		KUNIT_EXPECT_NULL(test, memchr_inv(b, 0, size - lens[i]));
+	}
+	dma_free_noncoherent(dev, size, b, hb, DMA_FROM_DEVICE);
+	dma_free_noncoherent(dev, size, a, ha, DMA_TO_DEVICE);
+}
+
+static struct kunit_case edu_cases[] = {
+	KUNIT_CASE(edu_to_device_and_back),
+	KUNIT_CASE(edu_bidirectional_in_place),
+	KUNIT_CASE(edu_partial_transfers),
+	{}
+};
+
+static struct kunit_suite edu_suite = {
+	.name = "dma_noncoherent_edu",
+	.suite_init = edu_suite_init,
+	.suite_exit = edu_suite_exit,
+	.test_cases = edu_cases,
+};
+
+/*
+ * dma-debug.  The group's script sets its driver filter, so errors are
+ * counted in error_count without a WARNING on the console.
+ */
+
+static struct device *debug_dev(struct kunit *test)
+{
+	struct device *dev = nc_dev(test);
+
+	if (dma_debug_errors() < 0)
+		kunit_skip(test, "dma-debug is off (no error_count)");
+	return dev;
+}
+
+static void debug_correct_use_silent(struct kunit *test)
+{
+	struct device *dev = debug_dev(test);
+	dma_addr_t h;
+	long before;
+	void *cpu;
+
+	before = dma_debug_errors();
+	cpu = dma_alloc_noncoherent(dev, SZ_16K + 1, &h, DMA_TO_DEVICE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cpu);
+	dma_sync_single_for_device(dev, h, SZ_16K + 1, DMA_TO_DEVICE);
+	dma_sync_single_for_cpu(dev, h + 100, 200, DMA_TO_DEVICE);
+	dma_free_noncoherent(dev, SZ_16K + 1, cpu, h, DMA_TO_DEVICE);
+	KUNIT_EXPECT_EQ_MSG(test, dma_debug_errors() - before, 0L,
+			    "dma-debug counted errors for correct use");
+}
+
+static void debug_wrong_direction(struct kunit *test)
+{
+	struct device *dev = debug_dev(test);
+	dma_addr_t h;
+	long before;
+	void *cpu;
+
+	cpu = dma_alloc_noncoherent(dev, PAGE_SIZE, &h, DMA_TO_DEVICE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cpu);
+	before = dma_debug_errors();
+	dma_sync_single_for_cpu(dev, h, PAGE_SIZE, DMA_FROM_DEVICE);
+	KUNIT_EXPECT_GE_MSG(test, dma_debug_errors() - before, 1L, "sync");
+	before = dma_debug_errors();
+	dma_free_noncoherent(dev, PAGE_SIZE, cpu, h, DMA_FROM_DEVICE);
+	KUNIT_EXPECT_GE_MSG(test, dma_debug_errors() - before, 1L, "free");
+}
+
+static void debug_wrong_size(struct kunit *test)
+{
+	struct device *dev = debug_dev(test);
+	dma_addr_t h;
+	long before;
+	void *cpu;
+
+	cpu = dma_alloc_noncoherent(dev, 1000, &h, DMA_BIDIRECTIONAL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cpu);
+	before = dma_debug_errors();
+	/* Beyond the 1000 bytes allocated, inside the page. */
+	dma_sync_single_for_device(dev, h, 2000, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_GE_MSG(test, dma_debug_errors() - before, 1L, "sync");
+	before = dma_debug_errors();
+	dma_free_noncoherent(dev, 2000, cpu, h, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_GE_MSG(test, dma_debug_errors() - before, 1L, "free");
+}
+
+static void debug_double_free(struct kunit *test)
+{
+	struct device *dev = debug_dev(test);
+	struct page *page;
+	dma_addr_t h;
+	long before;
+	void *cpu;
+
+	/* An IOMMU would warn about unmapping an IOVA twice: direct paths only. */
+	if (device_iommu_mapped(dev))
+		kunit_skip(test, "behind an IOMMU");
+	cpu = dma_alloc_noncoherent(dev, PAGE_SIZE, &h, DMA_BIDIRECTIONAL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cpu);
+	/* A second reference keeps the page allocator out of it: only dma-debug sees it. */
+	page = virt_to_page(cpu);
+	get_page(page);
+	dma_free_noncoherent(dev, PAGE_SIZE, cpu, h, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 1);
+	before = dma_debug_errors();
+	dma_free_noncoherent(dev, PAGE_SIZE, cpu, h, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_GE(test, dma_debug_errors() - before, 1L);
+}
+
+static struct kunit_case debug_cases[] = {
+	KUNIT_CASE(debug_correct_use_silent),
+	KUNIT_CASE(debug_wrong_direction),
+	KUNIT_CASE(debug_wrong_size),
+	KUNIT_CASE(debug_double_free),
+	{}
+};
+
+static struct kunit_suite debug_suite = {
+	.name = "dma_noncoherent_debug",
+	.suite_init = edu_suite_init,
+	.suite_exit = edu_suite_exit,
+	.test_cases = debug_cases,
+};
+
+kunit_test_suites(&alloc_suite, &edu_suite, &debug_suite);
+
+MODULE_DESCRIPTION("KUnit tests of dma_alloc_noncoherent() on QEMU's edu device");
+MODULE_LICENSE("GPL");
