@@ -75,13 +75,16 @@ for gdir in "$TOP"/tests/*/ "$TOP"/bench/*/; do
 			msrc=$STAGE/testmod/$kind/$g
 			rm -rf "$msrc" && mkdir -p "$msrc" && cp -rL "$gdir/module/." "$msrc/"
 			modbuilt[$mkey]=$msrc
-			# One build per module (obj-m on the command line overrides the Kbuild
-			# file's list): a module that uses an API the baseline removes does not
-			# build there, and must not keep the others from building.  Its tests
-			# then fail in the guest, where it is missing; on full all must build.
+			# One build per module, each in a copy of the folder whose Kbuild names
+			# only it: a module that uses an API the baseline removes does not build
+			# there, and must not keep the others from building.  Its tests then
+			# fail in the guest, where it is missing; on full all must build.
 			for o in $(sed -n 's/^obj-m[[:space:]]*+*=//p' "$msrc/Kbuild"); do
 				m=${o%.o}
-				if kmake M="$msrc" obj-m="$o" modules >"$log.$g.$m" 2>&1; then
+				mkdir -p "$msrc/.$m" && cp -L "$msrc"/* "$msrc/.$m/"
+				echo "obj-m := $o" >"$msrc/.$m/Kbuild"
+				if kmake M="$msrc/.$m" modules >"$log.$g.$m" 2>&1; then
+					cp "$msrc/.$m/$m.ko" "$msrc/"
 					continue
 				elif [ "$FLAVOUR" = full ]; then
 					echo "initramfs: building tests/$g/module/$m.ko failed" \

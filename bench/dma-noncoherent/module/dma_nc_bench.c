@@ -6,7 +6,8 @@
  *
  *   alloc-free-4k, -64k, -2m  one dma_alloc_noncoherent() + dma_free_noncoherent()
  *                             of that size, with one sync each way in between
- *   edu-roundtrip-4k          4 KiB to the device and back into a second buffer,
+ *   edu-roundtrip-4k          4095 bytes (the most the device takes) to the
+ *                             device and back into a second buffer,
  *                             with the syncs (dominated by the device's own
  *                             100 ms DMA timer: a check that nothing is lost)
  *
@@ -18,7 +19,6 @@
  * Parameter case=<name> runs one case only.
  */
 #include <linux/dma-mapping.h>
-#include <linux/fs.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/sizes.h>
@@ -42,7 +42,7 @@ static const struct bench_case cases[] = {
 	{ "alloc-free-4k", SZ_4K, 400 },
 	{ "alloc-free-64k", SZ_64K, 100 },
 	{ "alloc-free-2m", SZ_2M, 10 },
-	{ "edu-roundtrip-4k", SZ_4K, 1, true },
+	{ "edu-roundtrip-4k", EDU_DMA_MAX, 1, true },
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -127,7 +127,7 @@ static int __init bench_init(void)
 {
 	int i, ret;
 
-	ret = pci_register_driver(&edu_driver);
+	ret = edu_get();
 	if (ret)
 		return ret;
 	if (!edu_pdev) {
@@ -137,7 +137,7 @@ static int __init bench_init(void)
 			if (!only || !strcmp(only, cases[i].name))
 				run_case(&edu_pdev->dev, &cases[i]);
 	}
-	pci_unregister_driver(&edu_driver);
+	edu_put();
 	return 0;
 }
 module_init(bench_init);

@@ -6,6 +6,8 @@
  * completes on a virtual-clock timer (about 100 ms); the driver polls.
  *
  * Included by each test module of the group; only one is loaded at a time.
+ * dma-debug's error count is read by the group's script around each load
+ * (debugfs attributes cannot be read with kernel_read()).
  */
 #ifndef KDEV_EDU_H
 #define KDEV_EDU_H
@@ -28,64 +30,110 @@
 #define EDU_CMD_TO_RAM	0x2
 #define EDU_BUF		0x40000	/* the device buffer, in the device's DMA space */
 #define EDU_BUF_SIZE	4096
+/*
+ * QEMU's range check (edu_check_range()) wants the end of a transfer strictly
+ * inside the buffer, and aborts QEMU otherwise: at most 4095 bytes, from 0.
+ */
+#define EDU_DMA_MAX	(EDU_BUF_SIZE - 1)
 #define EDU_DMA_BITS	28
 
 static struct pci_dev *edu_pdev;
 static void __iomem *edu_regs;
+static int edu_users;
 
-static int edu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/*
+ * Take the edu device for a suite: no driver is bound (KUnit runs a module's
+ * suites before its init function, too early to register one); the device is
+ * enabled, its registers mapped and bus mastering turned on by hand, and
+ * given back in edu_put().  Returns 0 also when there is no such device: the
+ * cases then skip.
+ */
+static int __maybe_unused edu_get(void)
 {
+	struct pci_dev *pdev;
 	int ret;
 
-	ret = pcim_enable_device(pdev);
+	if (edu_users++)
+		return 0;
+	pdev = pci_get_device(EDU_VENDOR, EDU_DEVICE, NULL);
+	if (!pdev)
+		return 0;
+	ret = pci_enable_device(pdev);
 	if (ret)
-		return ret;
-	ret = pcim_iomap_regions(pdev, BIT(0), KBUILD_MODNAME);
+		goto put;
+	ret = pci_request_region(pdev, 0, KBUILD_MODNAME);
 	if (ret)
-		return ret;
-	pci_set_master(pdev);
+		goto disable;
+	edu_regs = pci_iomap(pdev, 0, 0);
+	ret = -ENOMEM;
+	if (!edu_regs)
+		goto release;
+	ret = -ENODEV;
+	if ((readl(edu_regs + EDU_ID) & 0xffff) != 0x00ed)
+		goto unmap;
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(EDU_DMA_BITS));
 	if (ret)
-		return ret;
-	edu_regs = pcim_iomap_table(pdev)[0];
-	if ((readl(edu_regs + EDU_ID) & 0xffff) != 0x00ed)
-		return -ENODEV;
+		goto unmap;
+	pci_set_master(pdev);
 	edu_pdev = pdev;
 	return 0;
+unmap:
+	pci_iounmap(pdev, edu_regs);
+	edu_regs = NULL;
+release:
+	pci_release_region(pdev, 0);
+disable:
+	pci_disable_device(pdev);
+put:
+	pci_dev_put(pdev);
+	edu_users--;
+	return ret;
 }
 
-static void edu_remove(struct pci_dev *pdev)
+static void __maybe_unused edu_put(void)
 {
+	struct pci_dev *pdev = edu_pdev;
+
+	if (--edu_users || !pdev)
+		return;
+	pci_clear_master(pdev);
+	pci_iounmap(pdev, edu_regs);
+	pci_release_region(pdev, 0);
+	pci_disable_device(pdev);
+	pci_dev_put(pdev);
 	edu_pdev = NULL;
 	edu_regs = NULL;
 }
 
-static const struct pci_device_id edu_ids[] = {
-	{ PCI_DEVICE(EDU_VENDOR, EDU_DEVICE) },
-	{ }
-};
-
-static struct pci_driver edu_driver = {
-	.name = KBUILD_MODNAME,
-	.id_table = edu_ids,
-	.probe = edu_probe,
-	.remove = edu_remove,
-};
-
-/*
- * KUnit runs a module's suites before its init function: each suite binds the
- * driver in its suite_init and unbinds it in suite_exit.  A suite without the
- * device still runs; its cases skip.
- */
 static int __maybe_unused edu_suite_init(struct kunit_suite *suite)
 {
-	return pci_register_driver(&edu_driver);
+	return edu_get();
 }
 
 static void __maybe_unused edu_suite_exit(struct kunit_suite *suite)
 {
-	pci_unregister_driver(&edu_driver);
+	edu_put();
 }
+
+/*
+ * KUnit's kunit_test_suites() runs a module's suites when the module is
+ * coming, before its parameters are parsed.  Modules whose cases read
+ * parameters run their suites from module init instead, with this; the
+ * results are in /sys/kernel/debug/kunit/<suite>/results until unload.
+ */
+#define KDEV_KUNIT_SUITES_AT_INIT(...)						\
+	static struct kunit_suite *kdev_suites[] = { __VA_ARGS__ };		\
+	static int __init kdev_suites_init(void)				\
+	{									\
+		return __kunit_test_suites_init(kdev_suites,			\
+						ARRAY_SIZE(kdev_suites));	\
+	}									\
+	module_init(kdev_suites_init);						\
+	static void __exit kdev_suites_exit(void)				\
+	{									\
+		__kunit_test_suites_exit(kdev_suites, ARRAY_SIZE(kdev_suites));\
+	}									\
+	module_exit(kdev_suites_exit)
 
 /*
  * Copy @len bytes between memory at bus address @bus and offset @off of the
@@ -111,25 +159,6 @@ static int __maybe_unused edu_dma(dma_addr_t bus, unsigned int off, unsigned int
 		usleep_range(500, 1000);
 	}
 	return -ETIMEDOUT;
-}
-
-/* dma-debug's error count (debugfs), or -1 when it cannot be read. */
-static long __maybe_unused dma_debug_errors(void)
-{
-	char buf[24] = {};
-	struct file *f;
-	loff_t pos = 0;
-	long v;
-
-	f = filp_open("/sys/kernel/debug/dma-api/error_count", O_RDONLY, 0);
-	if (IS_ERR(f))
-		return -1;
-	if (kernel_read(f, buf, sizeof(buf) - 1, &pos) <= 0)
-		v = -1;
-	else if (kstrtol(strim(buf), 10, &v))
-		v = -1;
-	filp_close(f, NULL);
-	return v;
 }
 
 #endif
