@@ -107,6 +107,7 @@ static struct kunit_suite debug_suite = {
 	.suite_exit = edu_suite_exit,
 	.test_cases = debug_cases,
 };
+
 KDEV_KUNIT_SUITES_AT_INIT(&debug_suite);
 
 MODULE_DESCRIPTION("dma_alloc_noncoherent() and dma-debug, on QEMU's edu device");

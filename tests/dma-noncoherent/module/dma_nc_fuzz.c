@@ -99,6 +99,7 @@ static const unsigned int fz_bits[] = { 24, 28, 30, 32, 36, 40, 48, 64 };
 static const enum dma_data_direction fz_dirs[] = {
 	DMA_BIDIRECTIONAL, DMA_TO_DEVICE, DMA_FROM_DEVICE,
 };
+
 static const gfp_t fz_gfps[] = { GFP_KERNEL, GFP_NOWAIT, GFP_ATOMIC };
 
 static void fz_free(struct device *dev, struct fz_buf *b)
@@ -266,6 +267,7 @@ static struct kunit_suite fuzz_suite = {
 	.suite_exit = fz_suite_exit,
 	.test_cases = fuzz_cases,
 };
+
 static struct kunit_suite *fz_suites[] = { &fuzz_suite };
 
 /* From init, after the parameters are parsed (see KDEV_KUNIT_SUITES_AT_INIT). */

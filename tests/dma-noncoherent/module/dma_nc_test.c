@@ -80,6 +80,7 @@ static void nc_mask_desc(const struct nc_mask_param *p, char *desc)
 {
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%u-bit", p->bits);
 }
+
 KUNIT_ARRAY_PARAM(nc_mask, nc_masks, nc_mask_desc);
 
 static void alloc_within_mask(struct kunit *test)

@@ -83,6 +83,7 @@ static struct kunit_suite pages_suite = {
 	.suite_exit = edu_suite_exit,
 	.test_cases = pages_cases,
 };
+
 KDEV_KUNIT_SUITES_AT_INIT(&pages_suite);
 
 MODULE_DESCRIPTION("dma_alloc_pages() and dma-debug, on QEMU's edu device");
