@@ -123,10 +123,25 @@ def parse_kunit(console, ksrc):
     return rows, out.getvalue()
 
 
-def scan_console(console, timed_out):
+WARN_AT = re.compile(r"WARNING: CPU: \d+ PID: \d+ at (.*)$")
+
+
+def scan_console(console, timed_out, expected_warn=None):
+    """Rows for kernel failure reports on the console.  expected_warn: a regex that every
+    WARNING's location line ("WARNING: CPU: n PID: n at <file:line> <function>") must match
+    for the warnings to be expected (a test that checks a documented WARN_ON_ONCE); they are
+    then one passing row, and any other WARNING still fails the run."""
     rows = []
+    lines = console.splitlines()
+    if expected_warn:
+        at = [m.group(1) for m in map(WARN_AT.search, lines) if m]
+        cuts = sum(1 for l in lines if "------------[ cut here ]------------" in l)
+        if at and cuts == len(at) and all(re.search(expected_warn, w) for w in at):
+            rows.append(("console: expected WARNING", "pass",
+                         "%d, each at %s" % (len(at), expected_warn)))
+            lines = [l for l in lines if not (WARN_AT.search(l) or "[ cut here ]" in l)]
     for kind, pat in CONSOLE_FAILURES:
-        for line in console.splitlines():
+        for line in lines:
             if pat.search(line):
                 rows.append(("console: " + kind, "fail", line.strip()[:160]))
                 break
@@ -144,6 +159,7 @@ def main():
     ap.add_argument("ksrc")
     ap.add_argument("--kunit", action="store_true")
     ap.add_argument("--timed-out", default=None)
+    ap.add_argument("--expected-warn", default=None)
     a = ap.parse_args()
 
     def read(name):
@@ -159,7 +175,7 @@ def main():
         rows += krows
         with open(os.path.join(a.rundir, "kunit.txt"), "w") as f:
             f.write(kout)
-    rows += scan_console(console, a.timed_out)
+    rows += scan_console(console, a.timed_out, a.expected_warn)
     with open(os.path.join(a.rundir, "results.tsv"), "w") as f:
         for name, st, det in rows:
             f.write("%s\t%s\t%s\t%s\n" % (a.group, name, st, det.replace("\t", " ")))

@@ -182,6 +182,34 @@ static void too_large_fails(struct kunit *test)
 }
 
 /*
+ * Refused: zone modifiers (the DMA mask decides the zone) and a device that
+ * has no coherent DMA mask.  Each is a WARN_ON_ONCE in the allocator, on stock
+ * as on ours: group.conf's EXPECTED_WARN names the function.
+ */
+static void refused_arguments(struct kunit *test)
+{
+	static const gfp_t zones[] = { __GFP_DMA, __GFP_DMA32, __GFP_HIGHMEM };
+	struct device *dev = nc_dev(test);
+	struct device *bare;
+	dma_addr_t handle;
+	gfp_t gfp;
+	void *cpu;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(zones); i++) {
+		gfp = GFP_KERNEL | zones[i];
+		cpu = dma_alloc_noncoherent(dev, PAGE_SIZE, &handle, DMA_BIDIRECTIONAL, gfp);
+		KUNIT_EXPECT_NULL_MSG(test, cpu, "gfp %pGg", &gfp);
+		if (cpu)
+			dma_free_noncoherent(dev, PAGE_SIZE, cpu, handle, DMA_BIDIRECTIONAL);
+	}
+	bare = kunit_kzalloc(test, sizeof(*bare), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bare);
+	cpu = dma_alloc_noncoherent(bare, PAGE_SIZE, &handle, DMA_BIDIRECTIONAL, GFP_KERNEL);
+	KUNIT_EXPECT_NULL(test, cpu);
+}
+
+/*
  * Free pages, after the RCU callbacks queued so far have run: dma-debug frees
  * the nodes of its cacheline tree through RCU, and a burst of cycles leaves
  * many of them waiting.  Slab pages are reported beside it.
@@ -243,6 +271,7 @@ static struct kunit_case alloc_cases[] = {
 	KUNIT_CASE(each_direction),
 	KUNIT_CASE(gfp_flags),
 	KUNIT_CASE(too_large_fails),
+	KUNIT_CASE(refused_arguments),
 	KUNIT_CASE(cycles_return_memory),
 	{}
 };
