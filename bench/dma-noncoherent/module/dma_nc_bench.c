@@ -6,6 +6,8 @@
  *
  *   alloc-free-4k, -64k, -2m  one dma_alloc_noncoherent() + dma_free_noncoherent()
  *                             of that size, with one sync each way in between
+ *   pages-free-4k             the same through dma_alloc_pages()/dma_free_pages(),
+ *                             which stock has too: the control for what is not ours
  *   edu-roundtrip-4k          4095 bytes (the most the device takes) to the
  *                             device and back into a second buffer,
  *                             with the syncs (dominated by the device's own
@@ -36,6 +38,7 @@ struct bench_case {
 	size_t size;
 	unsigned int cycles;
 	bool edu;
+	bool pages;	/* dma_alloc_pages()/dma_free_pages(): the control */
 };
 
 static const struct bench_case cases[] = {
@@ -43,6 +46,7 @@ static const struct bench_case cases[] = {
 	{ "alloc-free-64k", SZ_64K, 100 },
 	{ "alloc-free-2m", SZ_2M, 10 },
 	{ "edu-roundtrip-4k", EDU_DMA_MAX, 1, true },
+	{ "pages-free-4k", SZ_4K, 400, false, true },
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -59,6 +63,18 @@ static int alloc_free(struct device *dev, const struct bench_case *c)
 	void *cpu;
 
 	for (i = 0; i < c->cycles; i++) {
+		if (c->pages) {
+			struct page *page;
+
+			page = dma_alloc_pages(dev, c->size, &h, DMA_BIDIRECTIONAL,
+					       GFP_KERNEL);
+			if (!page)
+				return -ENOMEM;
+			dma_sync_single_for_device(dev, h, c->size, DMA_BIDIRECTIONAL);
+			dma_sync_single_for_cpu(dev, h, c->size, DMA_BIDIRECTIONAL);
+			dma_free_pages(dev, c->size, page, h, DMA_BIDIRECTIONAL);
+			continue;
+		}
 		cpu = dma_alloc_noncoherent(dev, c->size, &h, DMA_BIDIRECTIONAL,
 					    GFP_KERNEL);
 		if (!cpu)
