@@ -22,6 +22,21 @@ while read -r p _; do
 	fi
 done <"$TOP/patches/series"
 
+# Each fixes/ patch applies to pristine 6.1 alone, the form a stable tree takes it in.
+idx=$(mktemp)
+while read -r p _; do
+	case $p in fixes/*) ;; *) continue ;; esac
+	if GIT_INDEX_FILE=$idx git -C "$SRC" read-tree pristine &&
+	   out=$(GIT_INDEX_FILE=$idx git -C "$SRC" apply --cached --check "$TOP/patches/$p" 2>&1); then
+		echo "ok   $p applies to pristine alone"
+	else
+		echo "FAIL $p does not apply to pristine alone"
+		echo "$out" | sed 's/^/     /'
+		bad=$((bad + 1))
+	fi
+done <"$TOP/patches/series"
+rm -f "$idx"
+
 # sparse: only where our patches add C code, each file built in the full tree of the
 # architecture it belongs to (arch/s390/ and drivers/s390/ on s390x, the rest on $ARCH).
 # A file whose object does not build there is a finding, not a pass.

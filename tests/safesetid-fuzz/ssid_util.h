@@ -1,0 +1,1 @@
+../safesetid/ssid_util.h
