@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BPF_PROG_BIND_MAP under seeded random input, compared with stock by
+ * scripts/matrix.py.  Each case makes a few programs (some using maps in
+ * their instructions) and maps of several types, then runs random steps:
+ * binds of random (program, map) pairs, with fds swapped, closed, -1 or of
+ * /dev/null, random flags and random attr sizes and tails; closes; queries of
+ * a program's maps (as indices into the case's own maps, not raw ids); and at
+ * the end, with every fd closed, whether each map was freed.  One "# obs" line
+ * per step.
+ *
+ * Environment: KTEST_SEED (random if unset, always printed), KTEST_FUZZ_CASES,
+ * KTEST_FUZZ_SECONDS (time bound).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include "kselftest.h"
+
+#define NPROG 3
+#define NMAP 5
+
+static uint64_t rng;
+
+static uint64_t next(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static unsigned int pick(unsigned int n)
+{
+	return next() % n;
+}
+
+static long sys_bpf(int cmd, void *attr, unsigned int size)
+{
+	return syscall(__NR_bpf, cmd, attr, size);
+}
+
+static int prog_fd[NPROG], map_fd[NMAP], null_fd;
+static unsigned int map_ids[NMAP];
+
+static int map_create(enum bpf_map_type type)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = 4;
+	a.value_size = type == BPF_MAP_TYPE_PROG_ARRAY ? 4 : 8;
+	a.max_entries = 1;
+	return sys_bpf(BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+static int prog_load(int used_map)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1,
+		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = used_map },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (unsigned long)(used_map >= 0 ? insns : insns + 2);
+	a.insn_cnt = used_map >= 0 ? 4 : 2;
+	a.license = (unsigned long)"GPL";
+	return sys_bpf(BPF_PROG_LOAD, &a, sizeof(a));
+}
+
+static unsigned int obj_id(int fd, bool prog)
+{
+	struct bpf_prog_info pi;
+	struct bpf_map_info mi;
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	memset(&pi, 0, sizeof(pi));
+	memset(&mi, 0, sizeof(mi));
+	a.info.bpf_fd = fd;
+	a.info.info_len = prog ? sizeof(pi) : sizeof(mi);
+	a.info.info = prog ? (unsigned long)&pi : (unsigned long)&mi;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
+		return 0;
+	return prog ? pi.id : mi.id;
+}
+
+/* A random fd for a bind: mostly a valid one of the right kind. */
+static int some_fd(bool want_prog, char *what, size_t size)
+{
+	unsigned int i, k = pick(20);
+
+	if (k < 14) {
+		i = want_prog ? pick(NPROG) : pick(NMAP);
+		snprintf(what, size, "%s%u", want_prog ? "p" : "m", i);
+		return want_prog ? prog_fd[i] : map_fd[i];
+	}
+	if (k < 17) {		/* the other kind */
+		i = want_prog ? pick(NMAP) : pick(NPROG);
+		snprintf(what, size, "%s%u", want_prog ? "m" : "p", i);
+		return want_prog ? map_fd[i] : prog_fd[i];
+	}
+	if (k == 17) {
+		snprintf(what, size, "null");
+		return null_fd;
+	}
+	if (k == 18) {
+		snprintf(what, size, "-1");
+		return -1;
+	}
+	snprintf(what, size, "unused");
+	return 1000;
+}
+
+static void step_bind(unsigned long c, int s)
+{
+	unsigned char buf[sizeof(union bpf_attr) + 8];
+	union bpf_attr *a = (union bpf_attr *)buf;
+	char pw[16], mw[16];
+	unsigned int size = sizeof(*a), flags = 0;
+	int k = pick(16);
+	long ret;
+
+	memset(buf, 0, sizeof(buf));
+	a->prog_bind_map.prog_fd = some_fd(true, pw, sizeof(pw));
+	a->prog_bind_map.map_fd = some_fd(false, mw, sizeof(mw));
+	if (k == 0)
+		flags = 1u << pick(32);
+	a->prog_bind_map.flags = flags;
+	if (k == 1)	/* a byte after the command's fields */
+		buf[offsetof(union bpf_attr, prog_bind_map.flags) + 4 + pick(8)] = 1;
+	if (k == 2)	/* an attr larger than the kernel's */
+		size = sizeof(buf) - pick(2) * 4, buf[sizeof(buf) - 1] = pick(2);
+	if (k == 3)	/* a short one */
+		size = pick(13);
+	ret = sys_bpf(BPF_PROG_BIND_MAP, a, size);
+	printf("# obs c%lu.%d bind %s %s flags=%#x size=%u -> %ld %d\n", c, s, pw, mw, flags,
+	       size, ret, ret ? errno : 0);
+}
+
+static void step_query(unsigned long c, int s)
+{
+	unsigned int p = pick(NPROG), ids[16], n, i, j;
+	struct bpf_prog_info info;
+	union bpf_attr a;
+	char list[64] = "";
+
+	memset(&info, 0, sizeof(info));
+	memset(ids, 0, sizeof(ids));
+	info.nr_map_ids = 16;
+	info.map_ids = (unsigned long)ids;
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = prog_fd[p];
+	a.info.info_len = sizeof(info);
+	a.info.info = (unsigned long)&info;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a))) {
+		printf("# obs c%lu.%d query p%u -> errno %d\n", c, s, p, errno);
+		return;
+	}
+	n = info.nr_map_ids < 16 ? info.nr_map_ids : 16;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < NMAP && map_ids[j] != ids[i]; j++)
+			;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%sm%u",
+			 i ? "," : "", j);
+	}
+	printf("# obs c%lu.%d query p%u -> %u [%s]\n", c, s, p, info.nr_map_ids, list);
+}
+
+static bool map_alive(unsigned int id)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_id = id;
+	fd = sys_bpf(BPF_MAP_GET_FD_BY_ID, &a, sizeof(a));
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static void one_case(unsigned long c)
+{
+	static const enum bpf_map_type types[] = {
+		BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PROG_ARRAY,
+		BPF_MAP_TYPE_PERCPU_ARRAY, BPF_MAP_TYPE_LRU_HASH,
+	};
+	int i, s, steps = 4 + pick(12), tries;
+	bool gone[NMAP];
+
+	for (i = 0; i < NMAP; i++) {
+		map_fd[i] = map_create(types[pick(5)]);
+		map_ids[i] = obj_id(map_fd[i], false);
+	}
+	for (i = 0; i < NPROG; i++)
+		prog_fd[i] = prog_load(pick(2) ? map_fd[pick(NMAP)] : -1);
+	for (s = 0; s < steps; s++) {
+		switch (pick(6)) {
+		case 0:
+			step_query(c, s);
+			break;
+		case 1:		/* close one map fd (the map may live on, bound) */
+			i = pick(NMAP);
+			if (map_fd[i] >= 0)
+				close(map_fd[i]);
+			map_fd[i] = -1;
+			printf("# obs c%lu.%d close m%d\n", c, s, i);
+			break;
+		default:
+			step_bind(c, s);
+		}
+	}
+	for (i = 0; i < NPROG; i++)
+		step_query(c, steps + i);
+	/* close all; every map must go once its fd and its programs are gone */
+	for (i = 0; i < NPROG; i++)
+		close(prog_fd[i]);
+	for (i = 0; i < NMAP; i++)
+		if (map_fd[i] >= 0)
+			close(map_fd[i]);
+	for (tries = 0; tries < 300; tries++) {
+		bool all = true;
+
+		for (i = 0; i < NMAP; i++)
+			all &= (gone[i] = !map_ids[i] || !map_alive(map_ids[i]));
+		if (all)
+			break;
+		usleep(10000);
+	}
+	printf("# obs c%lu end maps freed:", c);
+	for (i = 0; i < NMAP; i++)
+		printf(" %d", gone[i]);
+	printf("\n");
+}
+
+int main(void)
+{
+	const char *s = getenv("KTEST_SEED"), *n = getenv("KTEST_FUZZ_CASES");
+	const char *t = getenv("KTEST_FUZZ_SECONDS");
+	unsigned long cases = n && *n ? strtoul(n, NULL, 0) : 1000;
+	unsigned long limit = t && *t ? strtoul(t, NULL, 0) : 420, c, done = 0;
+	uint64_t seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+	time_t start = time(NULL);
+	union bpf_attr probe;
+	long r;
+
+	ksft_print_header();
+	ksft_set_plan(2);
+	ksft_print_msg("seed %llu, %lu cases (KTEST_SEED=%llu replays them)\n",
+		       (unsigned long long)seed, cases, (unsigned long long)seed);
+	null_fd = open("/dev/null", O_RDONLY);
+	/* the command exists: bad fds give EBADF, not the unknown command's EINVAL */
+	memset(&probe, 0, sizeof(probe));
+	probe.prog_bind_map.prog_fd = -1;
+	r = sys_bpf(BPF_PROG_BIND_MAP, &probe, sizeof(probe));
+	ksft_test_result(r == -1 && errno == EBADF, "BPF_PROG_BIND_MAP is known (errno %d)\n",
+			 errno);
+	for (c = 0; c < cases; c++) {
+		if ((unsigned long)(time(NULL) - start) > limit)
+			break;
+		rng = seed ^ (c * 0xd1b54a32d192ed03ULL);
+		one_case(c);
+		fflush(stdout);
+		done++;
+	}
+	ksft_test_result(done > 0, "%lu of %lu cases in %ld s\n", done, cases,
+			 (long)(time(NULL) - start));
+	ksft_finished();
+}
