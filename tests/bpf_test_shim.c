@@ -19,9 +19,19 @@ struct test_env env;
 static const char *subtest;
 static int nr, sub_failed, sub_skipped, outside_failed;
 static int total_failed;
+/* a failed CHECK's message need not end its line: end it before ours */
+static bool need_nl;
+
+static void end_line(void)
+{
+	if (need_nl)
+		printf("\n");
+	need_nl = false;
+}
 
 static void report(const char *name, int failed, int skipped)
 {
+	end_line();
 	if (failed)
 		printf("not ok %d %s/%s\n", ++nr, SHIM_NAME, name);
 	else if (skipped)
@@ -42,6 +52,7 @@ void test__end_subtest(void)
 bool test__start_subtest(const char *name)
 {
 	test__end_subtest();
+	end_line();
 	subtest = name;
 	sub_failed = 0;
 	sub_skipped = 0;
@@ -52,6 +63,7 @@ bool test__start_subtest(const char *name)
 
 void test__fail(void)
 {
+	need_nl = true;
 	total_failed++;
 	if (subtest)
 		sub_failed++;

@@ -5,8 +5,8 @@
  * program; binding twice, or binding a map the instructions use, holds it
  * once (no leaked reference: the map is still freed with the program); the
  * errors of bad flags, bad attr tails and bad or swapped fds; unprivileged
- * callers under kernel.unprivileged_bpf_disabled 0 and 2; binds racing on two
- * CPUs.
+ * callers under kernel.unprivileged_bpf_disabled 0 and 2 (which only stops them
+ * making programs and maps); binds racing on two CPUs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -334,9 +334,11 @@ static int write_sysctl(int v)
 
 /*
  * As uid 1000: its own program and map, and a program and map root made
- * (inherited fds).  Returns 0 or a step number.
+ * (inherited fds).  With @locked (kernel.unprivileged_bpf_disabled 2) it
+ * cannot make its own (EPERM), but the sysctl only guards program loads and
+ * map creation: the fds it was given still bind.  Returns 0 or a step number.
  */
-static int unprivileged_binds(int root_prog, int root_map, int want)
+static int unprivileged_binds(int root_prog, int root_map, bool locked)
 {
 	pid_t pid = fork();
 	int status;
@@ -348,10 +350,10 @@ static int unprivileged_binds(int root_prog, int root_map, int want)
 			_exit(10);
 		prog = prog_load(-1);
 		map = map_create(BPF_MAP_TYPE_ARRAY, 8);
-		if (want) {
+		if (locked) {
 			if (prog >= 0 || errno != EPERM || map >= 0)
 				_exit(11);
-			if (bind_map(root_prog, root_map, 0) != want)
+			if (bind_map(root_prog, root_map, 0) || bind_map(root_prog, root_map, 4) != -EINVAL)
 				_exit(12);
 			_exit(0);
 		}
@@ -378,10 +380,10 @@ TEST_F(bm, unprivileged_callers)
 		SKIP(return, "kernel.unprivileged_bpf_disabled is 1 (cannot be lowered)");
 	ASSERT_LE(0, old);
 	ASSERT_EQ(0, write_sysctl(0));
-	EXPECT_EQ(0, unprivileged_binds(self->prog, self->map, 0));
+	EXPECT_EQ(0, unprivileged_binds(self->prog, self->map, false));
 	EXPECT_EQ(2, prog_map_ids(self->prog, ids, 4));
 	ASSERT_EQ(0, write_sysctl(2));
-	EXPECT_EQ(0, unprivileged_binds(self->prog, self->map, -EPERM));
+	EXPECT_EQ(0, unprivileged_binds(self->prog, self->map, true));
 	write_sysctl(old);
 }
 
