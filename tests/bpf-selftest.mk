@@ -4,13 +4,16 @@
 # group's Makefile after ../guest-prog.mk; the group lists its tests as
 #   BPF_TESTS := <prog_tests name>:<number of subtests> ...
 #   BPF_PROGS_<name> := <progs/*.c names, without .c, the test's skeletons come from>
+#   BPF_LSKELS_<name> := <progs/*.c names whose light skeletons (<name>.lskel.h) it includes>
 # libbpf is the flavour tree's (tools/lib/bpf), built static; BPF objects are built with
-# Debian's clang and turned into skeletons with Debian's bpftool.
+# Debian's clang and turned into skeletons with Debian's bpftool.  Programs that include
+# vmlinux.h get one dumped from the flavour's own vmlinux BTF ($(KHDR) is <build>/usr/include).
 BPFSEL := $(KSRC)/tools/testing/selftests/bpf
 BPFOUT := $(OUTDIR)/.bpf
 LIBBPF_OUT := $(BPFOUT)/libbpf
 LIBBPF_A := $(LIBBPF_OUT)/libbpf.a
 BPF_INC := $(BPFOUT)/include
+KOUT := $(abspath $(KHDR)/../..)
 CLANG ?= clang
 BPFTOOL ?= bpftool
 
@@ -18,7 +21,7 @@ BPF_CFLAGS := -O2 -g -Wall -static -I$(BPFOUT) -I$(BPFSEL) -I$(BPF_INC) \
 	-I$(KSRC)/tools/include -I$(KSRC)/tools/include/uapi
 BPF_LIBS := $(LIBBPF_A) -lelf -lz -lpthread
 CLANG_BPF_FLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -mlittle-endian \
-	-Wno-compare-distinct-pointer-types -I$(BPFSEL) -I$(BPF_INC) \
+	-Wno-compare-distinct-pointer-types -I$(BPFOUT) -I$(BPFSEL) -I$(BPF_INC) \
 	-I$(KSRC)/tools/include/uapi -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
 
 $(LIBBPF_A):
@@ -27,22 +30,30 @@ $(LIBBPF_A):
 		DESTDIR=$(abspath $(BPFOUT)) prefix= BUILD_STATIC_ONLY=1 \
 		EXTRA_CFLAGS=-O2 $(abspath $(LIBBPF_A)) install_headers
 
-$(BPFOUT)/%.bpf.o: $(BPFSEL)/progs/%.c $(LIBBPF_A)
+$(BPFOUT)/vmlinux.h: $(KOUT)/vmlinux $(LIBBPF_A)
+	$(BPFTOOL) btf dump file $< format c > $@.tmp && mv $@.tmp $@
+
+$(BPFOUT)/%.bpf.o: $(BPFSEL)/progs/%.c $(LIBBPF_A) $(BPFOUT)/vmlinux.h
 	$(CLANG) $(CLANG_BPF_FLAGS) -c $< -o $@
 
 $(BPFOUT)/%.skel.h: $(BPFOUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $* > $@
 
-$(BPFOUT)/cgroup_helpers.o: $(BPFSEL)/cgroup_helpers.c $(LIBBPF_A)
+$(BPFOUT)/%.lskel.h: $(BPFOUT)/%.bpf.o
+	$(BPFTOOL) gen skeleton -L $< name $*_lskel > $@
+
+$(BPFOUT)/%_helpers.o: $(BPFSEL)/%_helpers.c $(LIBBPF_A)
 	$(CC) $(BPF_CFLAGS) -c -o $@ $<
 
 # $(call bpf_test,<name>,<subtests>): the rule for one test program.
 define bpf_test
 $(OUTDIR)/$(1): $(BPFSEL)/prog_tests/$(1).c $(CURDIR)/../bpf_test_shim.c $(LIBBPF_A) \
-		$(BPFOUT)/cgroup_helpers.o $(addprefix $(BPFOUT)/,$(addsuffix .skel.h,$(BPF_PROGS_$(1))))
+		$(BPFOUT)/cgroup_helpers.o $(BPFOUT)/trace_helpers.o \
+		$(addprefix $(BPFOUT)/,$(addsuffix .skel.h,$(BPF_PROGS_$(1)))) \
+		$(addprefix $(BPFOUT)/,$(addsuffix .lskel.h,$(BPF_LSKELS_$(1))))
 	$(CC) $(BPF_CFLAGS) -DSHIM_TEST=test_$(1) -DSHIM_NAME='"$(1)"' -DSHIM_SUBTESTS=$(2) \
 		-o $$@ $(BPFSEL)/prog_tests/$(1).c $(CURDIR)/../bpf_test_shim.c \
-		$(BPFOUT)/cgroup_helpers.o $(BPF_LIBS)
+		$(BPFOUT)/cgroup_helpers.o $(BPFOUT)/trace_helpers.o $(BPF_LIBS)
 all: $(OUTDIR)/$(1)
 endef
 $(foreach t,$(BPF_TESTS),$(eval $(call bpf_test,$(word 1,$(subst :, ,$(t))),$(word 2,$(subst :, ,$(t))))))
