@@ -14,9 +14,8 @@
  * Usage: pcpu_bench [CASE-GLOB]   (the glob also comes from $KTEST_CASE)
  */
 #define _GNU_SOURCE
-#include <fnmatch.h>
-#include <time.h>
 #include "../../tests/bpf-per-cpu-ptr/pcpu_util.h"
+#include "../bench_util.h"
 
 #define CALLS	64
 #define RUNS	2000
@@ -68,21 +67,6 @@ static unsigned int build(enum kind k)
 	return n;
 }
 
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int test_run(int fd)
 {
 	static char pkt[64];
@@ -116,7 +100,7 @@ static int run_case(const struct bench_case *c)
 	}
 	ops = c->kind == LOAD_PER ? LOADS : (unsigned long long)RUNS * CALLS;
 	for (r = -1; r < REPS && !err; r++) {
-		start = now_ns();
+		start = bench_now_ns();
 		if (c->kind == LOAD_PER) {
 			for (i = 0; i < LOADS && !err; i++) {
 				fd = pcpu_load(BPF_PROG_TYPE_SOCKET_FILTER, prog, n);
@@ -128,7 +112,7 @@ static int run_case(const struct bench_case *c)
 			err = test_run(fd);
 		}
 		if (r >= 0)
-			t[r] = now_ns() - start;
+			t[r] = bench_now_ns() - start;
 	}
 	if (c->kind != LOAD_PER)
 		close(fd);
@@ -137,19 +121,22 @@ static int run_case(const struct bench_case *c)
 		printf("# %s: %s\n", c->name, strerror(-err));
 		return -1;
 	}
-	qsort(t, REPS, sizeof(t[0]), cmp);
-	printf("# BENCH %s %.3f ns min=%.3f max=%.3f reps=%d\n", c->name,
-	       (double)t[REPS / 2] / ops, (double)t[0] / ops, (double)t[REPS - 1] / ops, REPS);
+	bench_report(c->name, t, REPS, ops);
 	return 0;
+}
+
+static const char *case_name(int i)
+{
+	return cases[i].name;
+}
+
+static int case_run(int i)
+{
+	return run_case(&cases[i]);
 }
 
 int main(int argc, char **argv)
 {
-	const char *glob = argc > 1 ? argv[1] : getenv("KTEST_CASE");
-	int n = 0, i, failed = 0;
-
-	if (glob && !*glob)
-		glob = NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("KTAP version 1\n");
 	num_id = pcpu_var_id("cpu_number");
@@ -159,20 +146,7 @@ int main(int argc, char **argv)
 		printf("Bail out! per-CPU variables not in vmlinux BTF\n");
 		return 1;
 	}
-	for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++)
-		n += !glob || !fnmatch(glob, cases[i].name, 0);
 	printf("# bpf_per_cpu_ptr / bpf_this_cpu_ptr, median of %d repetitions\n", REPS);
-	printf("1..%d\n", n);
-	n = 0;
-	for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
-		if (glob && fnmatch(glob, cases[i].name, 0))
-			continue;
-		if (run_case(&cases[i])) {
-			printf("not ok %d %s\n", ++n, cases[i].name);
-			failed++;
-		} else {
-			printf("ok %d %s\n", ++n, cases[i].name);
-		}
-	}
-	return failed ? 1 : 0;
+	return bench_run_cases(bench_glob(argc, argv), sizeof(cases) / sizeof(cases[0]),
+			       case_name, case_run);
 }

@@ -13,7 +13,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h>
+#include "../bench_util.h"
 
 #define NMAPS	64
 #define REPS	11
@@ -90,21 +90,6 @@ static const struct bench_case cases[] = {
 	{ "prog-info-64-map-ids", QUERY_64, 2000 },
 };
 
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int run_case(const struct bench_case *c)
 {
 	unsigned long long t[REPS], start, spent;
@@ -124,7 +109,7 @@ static int run_case(const struct bench_case *c)
 			if (prog < 0)
 				return -1;
 		}
-		start = now_ns();
+		start = bench_now_ns();
 		for (i = 0; i < c->ops && !err; i++) {
 			switch (c->kind) {
 			case GROW_64:
@@ -141,7 +126,7 @@ static int run_case(const struct bench_case *c)
 				break;
 			}
 		}
-		spent = now_ns() - start;
+		spent = bench_now_ns() - start;
 		if (err) {
 			printf("# %s: errno %d\n", c->name, err);
 			return -1;
@@ -153,20 +138,25 @@ static int run_case(const struct bench_case *c)
 	}
 	if (c->kind != GROW_64)
 		close(prog);
-	qsort(t, REPS, sizeof(t[0]), cmp);
-	printf("# BENCH %s %llu ns min=%llu max=%llu reps=%d\n", c->name, t[REPS / 2] / c->ops,
-	       t[0] / c->ops, t[REPS - 1] / c->ops, REPS);
+	bench_report(c->name, t, REPS, c->ops);
 	return 0;
+}
+
+static const char *case_name(int i)
+{
+	return cases[i].name;
+}
+
+static int case_run(int i)
+{
+	return run_case(&cases[i]);
 }
 
 int main(int argc, char **argv)
 {
-	const char *glob = argc > 1 ? argv[1] : getenv("KTEST_CASE");
-	int n = 0, i, failed = 0;
 	union bpf_attr a;
+	int i;
 
-	if (glob && !*glob)
-		glob = NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("KTAP version 1\n");
 	for (i = 0; i < NMAPS; i++) {
@@ -181,20 +171,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++)
-		n += !glob || !fnmatch(glob, cases[i].name, 0);
 	printf("# BPF_PROG_BIND_MAP, median of %d repetitions\n", REPS);
-	printf("1..%d\n", n);
-	n = 0;
-	for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
-		if (glob && fnmatch(glob, cases[i].name, 0))
-			continue;
-		if (run_case(&cases[i])) {
-			printf("not ok %d %s\n", ++n, cases[i].name);
-			failed++;
-		} else {
-			printf("ok %d %s\n", ++n, cases[i].name);
-		}
-	}
-	return failed ? 1 : 0;
+	return bench_run_cases(bench_glob(argc, argv), sizeof(cases) / sizeof(cases[0]),
+			       case_name, case_run);
 }

@@ -18,8 +18,7 @@
  * Usage: nsf_bench [CASE-GLOB]   (the glob also comes from $KTEST_CASE)
  */
 #define _GNU_SOURCE
-#include <fnmatch.h>
-#include <time.h>
+#include "../bench_util.h"
 
 #include "../../tests/nosymfollow/nsf_util.h"
 
@@ -50,14 +49,6 @@ static const struct bench_case cases[] = {
 	{ "stat-refused-dir-link-on-nosymfollow", OP_STAT, BASE "/nsf/ld/d/e/f/g/file", ELOOP },
 };
 
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static int one(const struct bench_case *c)
 {
 	struct stat st;
@@ -81,20 +72,13 @@ static int one(const struct bench_case *c)
 	return EINVAL;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int run_case(const struct bench_case *c)
 {
 	unsigned long long t[REPS], start;
 	int r, i, err;
 
 	for (r = -1; r < REPS; r++) {
-		start = now_ns();
+		start = bench_now_ns();
 		for (i = 0; i < OPS; i++) {
 			err = one(c);
 			if (err != c->err) {
@@ -103,11 +87,9 @@ static int run_case(const struct bench_case *c)
 			}
 		}
 		if (r >= 0)
-			t[r] = now_ns() - start;
+			t[r] = bench_now_ns() - start;
 	}
-	qsort(t, REPS, sizeof(t[0]), cmp);
-	printf("# BENCH %s %llu ns min=%llu max=%llu reps=%d\n", c->name, t[REPS / 2] / OPS,
-	       t[0] / OPS, t[REPS - 1] / OPS, REPS);
+	bench_report(c->name, t, REPS, OPS);
 	return 0;
 }
 
@@ -151,13 +133,18 @@ static int make_tree(const char *dir, unsigned long flags)
 	return 0;
 }
 
+static const char *case_name(int i)
+{
+	return cases[i].name;
+}
+
+static int case_run(int i)
+{
+	return run_case(&cases[i]);
+}
+
 int main(int argc, char **argv)
 {
-	const char *glob = argc > 1 ? argv[1] : getenv("KTEST_CASE");
-	int n = 0, i, failed = 0;
-
-	if (glob && !*glob)
-		glob = NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("KTAP version 1\n");
 	if (enter_mntns() || mkdir(BASE, 0755) || mount("nsfb", BASE, "tmpfs", 0, NULL) ||
@@ -166,20 +153,7 @@ int main(int argc, char **argv)
 		printf("Bail out! setting up the mounts: %s\n", strerror(errno));
 		return 1;
 	}
-	for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++)
-		n += !glob || !fnmatch(glob, cases[i].name, 0);
 	printf("# path walks, %d calls per repetition, median of %d repetitions\n", OPS, REPS);
-	printf("1..%d\n", n);
-	n = 0;
-	for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
-		if (glob && fnmatch(glob, cases[i].name, 0))
-			continue;
-		if (run_case(&cases[i])) {
-			printf("not ok %d %s\n", ++n, cases[i].name);
-			failed++;
-		} else {
-			printf("ok %d %s\n", ++n, cases[i].name);
-		}
-	}
-	return failed ? 1 : 0;
+	return bench_run_cases(bench_glob(argc, argv), sizeof(cases) / sizeof(cases[0]),
+			       case_name, case_run);
 }

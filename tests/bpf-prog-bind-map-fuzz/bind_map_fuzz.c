@@ -25,26 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h>
+#include "../fuzz_rng.h"
 #include "kselftest.h"
 
 #define NPROG 3
 #define NMAP 5
-
-static uint64_t rng;
-
-static uint64_t next(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static unsigned int pick(unsigned int n)
-{
-	return next() % n;
-}
 
 static long sys_bpf(int cmd, void *attr, unsigned int size)
 {
@@ -277,7 +262,7 @@ int main(void)
 	for (c = 0; c < cases; c++) {
 		if ((unsigned long)(time(NULL) - start) > limit)
 			break;
-		rng = seed ^ (c * 0xd1b54a32d192ed03ULL);
+		fuzz_seed_case(seed, c);
 		one_case(c);
 		fflush(stdout);
 		done++;

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "../fuzz_rng.h"
 #include "kselftest.h"
 #include "../nosymfollow/nsf_util.h"
 
@@ -29,23 +30,6 @@
 #define UID	1000
 #define OBS_LEN	16384
 #define NMNT	4
-
-static uint64_t rng;
-
-/* splitmix64: the whole run follows from the seed. */
-static uint64_t next(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static unsigned int pick(unsigned int n)
-{
-	return next() % n;
-}
 
 #define ONE_OF(a) ((a)[pick(ARRAY_SIZE(a))])
 
@@ -382,7 +366,7 @@ int main(void)
 		if ((unsigned long)(time(NULL) - start) > limit)
 			break;
 		/* each case draws from its own stream, so that a case replays alone as well */
-		rng = seed ^ (i * 0xd1b54a32d192ed03ULL);
+		fuzz_seed_case(seed, i);
 		userns = !pick(3);
 		users += userns;
 		memset(obs, 0, OBS_LEN);

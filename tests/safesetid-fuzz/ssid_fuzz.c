@@ -15,23 +15,8 @@
 #include "ssid_util.h"
 #include <stdint.h>
 #include <time.h>
+#include "../fuzz_rng.h"
 #include "kselftest.h"
-
-static uint64_t rng;
-
-static uint64_t next(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static unsigned int pick(unsigned int n)
-{
-	return next() % n;
-}
 
 static const unsigned int pool[] = { 0, 2000, 2001, 2002, 2003, 2004, 3000 };
 #define POOL_N (sizeof(pool) / sizeof(pool[0]))
@@ -211,7 +196,7 @@ int main(void)
 		if ((unsigned long)(time(NULL) - start) > limit)
 			break;
 		/* each case draws from its own stream and starts from empty policies */
-		rng = seed ^ (c * 0xd1b54a32d192ed03ULL);
+		fuzz_seed_case(seed, c);
 		ssid_flush();
 		for (step = 0; step < 2 + (int)pick(3); step++)
 			fuzz_write(c, step);

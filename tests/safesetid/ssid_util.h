@@ -241,7 +241,8 @@ static inline int ssid_act(const struct ssid_act *act)
 	case OP_SETREUID:
 		if (setreuid(act->a, act->b))
 			return errno;
-		return 0;
+		getresuid(&r, &e, &s);
+		return ((act->a == -1U || r == act->a) && (act->b == -1U || e == act->b)) ? 0 : 100;
 	case OP_SETRESUID:
 		if (setresuid(act->a, act->b, act->c))
 			return errno;
@@ -258,7 +259,8 @@ static inline int ssid_act(const struct ssid_act *act)
 	case OP_SETREGID:
 		if (setregid(act->a, act->b))
 			return errno;
-		return 0;
+		getresgid(&r, &e, &s);
+		return ((act->a == -1U || r == act->a) && (act->b == -1U || e == act->b)) ? 0 : 100;
 	case OP_SETRESGID:
 		if (setresgid(act->a, act->b, act->c))
 			return errno;

@@ -58,6 +58,7 @@
 #include <stdbool.h>
 #include <sys/statvfs.h>
 
+#include "../fuzz_rng.h"
 #include "kselftest.h"
 #include "../zonefs-explicit-open/zonefs_util.h"
 
@@ -90,24 +91,8 @@ static const struct devspec specs[] = {
 /* the null_blk devices, then the NVMe namespace of host-setup (devs[NDEV]) */
 static struct zdev devs[NDEV + 1];
 static int have_nvme;
-static uint64_t rng;
 static char *buf;
 static int kmsg = -1;
-
-/* splitmix64: the whole run follows from the seed. */
-static uint64_t next(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static unsigned int pick(unsigned int n)
-{
-	return next() % n;
-}
 
 #define ONE_OF(a) ((a)[pick(ARRAY_SIZE(a))])
 
@@ -626,7 +611,7 @@ static void one_case(unsigned long nr, uint64_t seed)
 	for (i = 0; i < NSLOTS; i++)
 		cs.slots[i].fd = -1;
 	cs.nr = nr;
-	rng = seed ^ (nr * 0xd1b54a32d192ed03ULL);
+	fuzz_seed_case(seed, nr);
 	/*
 	 * One case in five on the NVMe namespace: drawn the same way whether it exists or not,
 	 * and where it does not, the case prints nothing (the comparison takes the cases both
