@@ -314,8 +314,15 @@ static void verdict(char *out, size_t len)
 			continue;
 		e = strchr(lines[i], '\n');
 		snprintf(buf, sizeof(buf), "%.*s", e ? (int)(e - lines[i]) : 400, lines[i]);
-		/* mask addresses and raw numbers that vary between kernels */
+		/* mask addresses and BTF ids: they vary between kernels */
 		for (q = buf; *q && o + 8 < len; q++) {
+			if (!strncmp(q, "btf_id ", 7) && isdigit(q[7])) {
+				o += snprintf(out + o, len - o, "btf_id N");
+				q += 7;
+				while (isdigit(q[1]))
+					q++;
+				continue;
+			}
 			if (q[0] == '0' && q[1] == 'x' && strlen(q) > 10 && isxdigit(q[2]) &&
 			    isxdigit(q[9])) {
 				o += snprintf(out + o, len - o, "ADDR");
@@ -383,6 +390,28 @@ static void one_case(unsigned long c)
 	       r > 0 ? v : "(no result)");
 }
 
+/* The probe: root loads a syscall program calling both helpers on cpu_number. */
+static bool helpers_known(void)
+{
+	struct bpf_insn p[] = {
+		PCPU_LD_KSYM(BPF_REG_1, var_id[1]),
+		BPF_MOV64_IMM(BPF_REG_2, 0),
+		BPF_EMIT_CALL(BPF_FUNC_per_cpu_ptr),
+		PCPU_LD_KSYM(BPF_REG_1, var_id[1]),
+		BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+		BPF_MOV64_IMM(BPF_REG_0, 0),
+		BPF_EXIT_INSN(),
+	};
+	int fd = pcpu_load(BPF_PROG_TYPE_SYSCALL, p, sizeof(p) / sizeof(p[0]));
+
+	if (fd < 0) {
+		ksft_print_msg("probe: %s: %s", strerror(-fd), pcpu_log);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
 int main(void)
 {
 	const char *s = getenv("KTEST_SEED"), *nc = getenv("KTEST_FUZZ_CASES");
@@ -394,7 +423,7 @@ int main(void)
 	unsigned int i, missing = 0;
 
 	ksft_print_header();
-	ksft_set_plan(2);
+	ksft_set_plan(3);
 	ksft_print_msg("seed %llu, %lu cases (KTEST_SEED=%llu replays them)\n",
 		       (unsigned long long)seed, cases, (unsigned long long)seed);
 	for (i = 0; i < NVARS; i++) {
@@ -411,6 +440,7 @@ int main(void)
 	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	ksft_test_result(!missing && rq_cpu_off > 0 && rq_struct_id > 0 && nr_cpu_ids > 1,
 			 "vmlinux BTF has the variables, nr_cpu_ids %u\n", nr_cpu_ids);
+	ksft_test_result(helpers_known(), "helpers 153 and 154 take a per-CPU ksym\n");
 	if (pcpu_write_file("/proc/sys/kernel/unprivileged_bpf_disabled", "0"))
 		ksft_print_msg("cannot allow unprivileged bpf\n");
 	for (c = 0; c < cases; c++) {

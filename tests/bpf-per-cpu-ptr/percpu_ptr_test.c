@@ -483,7 +483,7 @@ TEST(arguments_checked)
 	}
 }
 
-/* Root gets both helpers in a socket filter; uid 1000 gets neither. */
+/* Root gets both helpers in a socket filter; uid 1000 and a user namespace's root do not. */
 TEST(who_may_call)
 {
 	struct bpf_insn p[] = {
@@ -516,6 +516,14 @@ TEST(who_may_call)
 		fd = pcpu_load(BPF_PROG_TYPE_SOCKET_FILTER, p, 4);
 		if (fd != -EINVAL || !strstr(pcpu_log, "unknown func bpf_per_cpu_ptr#153")) {
 			printf("# uid %d: %d %s\n", NOBODY, fd, pcpu_log);
+			_exit(1);
+		}
+		/* root of its own user namespace: no better */
+		if (unshare(CLONE_NEWUSER))
+			_exit(3);
+		fd = pcpu_load(BPF_PROG_TYPE_SOCKET_FILTER, p, 4);
+		if (fd != -EINVAL || !strstr(pcpu_log, "unknown func bpf_per_cpu_ptr#153")) {
+			printf("# userns root: %d %s\n", fd, pcpu_log);
 			_exit(1);
 		}
 		_exit(0);
