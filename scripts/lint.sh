@@ -37,6 +37,12 @@ while read -r p _; do
 done <"$TOP/patches/series"
 rm -f "$idx"
 
+# Cross-compile checks: the drivers of other architectures the series changes, compiled for
+# them (configs/cross/; LINT_CROSS=0 skips it, which takes a few minutes the first time).
+# Before sparse: sparse checks those drivers in the cross builds this configures.
+if [ "${LINT_CROSS:-1}" = 1 ]; then
+	"$TOP/scripts/crossbuild.sh" || bad=$((bad + 1))
+fi
 # sparse: only where our patches add C code, each file built in the full tree of the
 # architecture it belongs to (arch/s390/ and drivers/s390/ on s390x, the rest on $ARCH).
 # A file whose object does not build there is a finding, not a pass.
@@ -109,11 +115,6 @@ if [ -x "$tool" ]; then
 		echo "FAIL originality: a feature patch is over the limits"
 		bad=$((bad + 1))
 	fi
-fi
-# Cross-compile checks: the drivers of other architectures the series changes, compiled for
-# them (configs/cross/; LINT_CROSS=0 skips it, which takes a few minutes the first time).
-if [ "${LINT_CROSS:-1}" = 1 ]; then
-	"$TOP/scripts/crossbuild.sh" || bad=$((bad + 1))
 fi
 echo "lint: $n patches, $bad with findings"
 [ $bad = 0 ]
