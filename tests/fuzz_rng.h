@@ -8,6 +8,8 @@
 #define FUZZ_RNG_H
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
 
 static uint64_t rng;
 
@@ -29,6 +31,28 @@ static inline uint64_t next(void)
 static inline unsigned int pick(unsigned int n)
 {
 	return next() % n;
+}
+
+/*
+ * The run's parameters from the guest's environment: KTEST_SEED (the time if
+ * unset), KTEST_FUZZ_CASES (default 1000), KTEST_FUZZ_SECONDS (default 420).
+ */
+struct fuzz_env {
+	uint64_t seed;
+	unsigned long cases;
+	unsigned long limit;
+};
+
+static inline struct fuzz_env fuzz_env(void)
+{
+	const char *s = getenv("KTEST_SEED"), *n = getenv("KTEST_FUZZ_CASES");
+	const char *t = getenv("KTEST_FUZZ_SECONDS");
+	struct fuzz_env e;
+
+	e.cases = n && *n ? strtoul(n, NULL, 0) : 1000;
+	e.limit = t && *t ? strtoul(t, NULL, 0) : 420;
+	e.seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+	return e;
 }
 
 #endif

@@ -414,11 +414,10 @@ static bool helpers_known(void)
 
 int main(void)
 {
-	const char *s = getenv("KTEST_SEED"), *nc = getenv("KTEST_FUZZ_CASES");
-	const char *t = getenv("KTEST_FUZZ_SECONDS");
-	unsigned long cases = nc && *nc ? strtoul(nc, NULL, 0) : 1000;
-	unsigned long limit = t && *t ? strtoul(t, NULL, 0) : 420, c, done = 0;
-	uint64_t seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+	const struct fuzz_env env = fuzz_env();
+	const unsigned long cases = env.cases, limit = env.limit;
+	const uint64_t seed = env.seed;
+	unsigned long c, done = 0;
 	time_t start = time(NULL);
 	unsigned int i, missing = 0;
 

@@ -239,11 +239,10 @@ static void one_case(unsigned long c)
 
 int main(void)
 {
-	const char *s = getenv("KTEST_SEED"), *n = getenv("KTEST_FUZZ_CASES");
-	const char *t = getenv("KTEST_FUZZ_SECONDS");
-	unsigned long cases = n && *n ? strtoul(n, NULL, 0) : 1000;
-	unsigned long limit = t && *t ? strtoul(t, NULL, 0) : 420, c, done = 0;
-	uint64_t seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+	const struct fuzz_env env = fuzz_env();
+	const unsigned long cases = env.cases, limit = env.limit;
+	const uint64_t seed = env.seed;
+	unsigned long c, done = 0;
 	time_t start = time(NULL);
 	union bpf_attr probe;
 	long r;
