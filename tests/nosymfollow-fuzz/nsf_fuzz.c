@@ -343,11 +343,9 @@ static int flag_known(void)
 
 int main(void)
 {
-	const char *s = getenv("KTEST_SEED"), *c = getenv("KTEST_FUZZ_CASES");
-	const char *t = getenv("KTEST_FUZZ_SECONDS");
-	unsigned long cases = c && *c ? strtoul(c, NULL, 0) : 1000;
-	unsigned long limit = t && *t ? strtoul(t, NULL, 0) : 420, i, done = 0, users = 0;
-	uint64_t seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+	const struct fuzz_env env = fuzz_env();
+	unsigned long cases = env.cases, limit = env.limit, i, done = 0, users = 0;
+	uint64_t seed = env.seed;
 	time_t start = time(NULL);
 	bool userns;
 	int status;

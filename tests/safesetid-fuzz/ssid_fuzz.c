@@ -176,11 +176,9 @@ static void fuzz_try(unsigned long c, int step)
 
 int main(void)
 {
-	const char *s = getenv("KTEST_SEED"), *n = getenv("KTEST_FUZZ_CASES");
-	const char *t = getenv("KTEST_FUZZ_SECONDS");
-	unsigned long cases = n && *n ? strtoul(n, NULL, 0) : 1000;
-	unsigned long limit = t && *t ? strtoul(t, NULL, 0) : 420, c, done = 0;
-	uint64_t seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+	const struct fuzz_env env = fuzz_env();
+	unsigned long cases = env.cases, limit = env.limit, c, done = 0;
+	uint64_t seed = env.seed;
 	time_t start = time(NULL);
 	struct stat st;
 	int step;
