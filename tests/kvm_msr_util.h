@@ -44,6 +44,20 @@
 #define MSR_X2APIC_LVR		0x803
 #define MSR_X2APIC_TPR		0x808
 
+/*
+ * In a kselftest harness TEST: @cap reads 1 from KVM_CHECK_EXTENSION on both
+ * /dev/kvm and a new VM.
+ */
+#define ASSERT_CAP_ON_KVM_AND_VM(cap) do {					\
+	struct kvm_vcpu *__vcpu;						\
+	struct kvm_vm *__vm;							\
+										\
+	ASSERT_EQ(1, kvm_check_cap(cap));					\
+	__vm = vm_create_with_one_vcpu(&__vcpu, guest_code);			\
+	ASSERT_EQ(1, vm_check_cap(__vm, cap));					\
+	kvm_vm_free(__vm);							\
+} while (0)
+
 #define MAX_OPS		64
 #define MAX_EXITS	64
 

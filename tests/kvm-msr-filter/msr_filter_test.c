@@ -110,13 +110,7 @@ static void all_exits(struct msr_ctx *c)
 
 TEST(cap_check)
 {
-	struct kvm_vcpu *vcpu;
-	struct kvm_vm *vm;
-
-	ASSERT_EQ(1, kvm_check_cap(KVM_CAP_X86_MSR_FILTER));
-	vm = vm_create_with_one_vcpu(&vcpu, guest_code);
-	ASSERT_EQ(1, vm_check_cap(vm, KVM_CAP_X86_MSR_FILTER));
-	kvm_vm_free(vm);
+	ASSERT_CAP_ON_KVM_AND_VM(KVM_CAP_X86_MSR_FILTER);
 }
 
 TEST_F(filt, default_allow_without_ranges)

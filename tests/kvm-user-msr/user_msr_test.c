@@ -41,13 +41,7 @@ static uint64_t guest_gp_count(struct msr_ctx *c)
 
 TEST(cap_check)
 {
-	struct kvm_vcpu *vcpu;
-	struct kvm_vm *vm;
-
-	ASSERT_EQ(1, kvm_check_cap(KVM_CAP_X86_USER_SPACE_MSR));
-	vm = vm_create_with_one_vcpu(&vcpu, guest_code);
-	ASSERT_EQ(1, vm_check_cap(vm, KVM_CAP_X86_USER_SPACE_MSR));
-	kvm_vm_free(vm);
+	ASSERT_CAP_ON_KVM_AND_VM(KVM_CAP_X86_USER_SPACE_MSR);
 }
 
 TEST_F(umsr, enable_each_reason_and_combined)
