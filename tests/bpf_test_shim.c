@@ -2,7 +2,8 @@
 /*
  * Runs one test of the kernel tree's tools/testing/selftests/bpf/prog_tests/,
  * compiled unmodified, without test_progs: this file provides the test_progs
- * functions such a test calls and prints KTAP, one result per subtest.
+ * functions such a test calls (write_sysctl() as test_progs has it) and prints
+ * KTAP, one result per subtest.
  *
  * Built with -DSHIM_TEST=<test function> -DSHIM_NAME=<"test name">
  * -DSHIM_SUBTESTS=<number of subtests>: the plan is that number, so a test

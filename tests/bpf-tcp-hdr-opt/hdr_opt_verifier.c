@@ -11,7 +11,7 @@
  *   helper's memory;
  * - bpf_load_hdr_opt(), bpf_store_hdr_opt() and bpf_reserve_hdr_opt() are
  *   sock_ops helpers (unknown to a socket filter, cgroup skb or sockopt
- *   program) with a context, initialized memory and a non-zero size;
+ *   program) taking the context, memory within bounds and a non-zero size;
  * - who may load and attach a sock_ops program: CAP_BPF and CAP_NET_ADMIN
  *   (or CAP_SYS_ADMIN); uid 1000, root of a user namespace, CAP_BPF alone
  *   and CAP_NET_ADMIN alone get -EPERM; what uid 1000 gets attaching a
@@ -73,16 +73,6 @@ static int load(enum bpf_prog_type type, enum bpf_attach_type eat,
 
 /* r0 = 1; exit */
 #define RET1 BPF_MOV64_IMM(BPF_REG_0, 1), BPF_EXIT_INSN()
-
-struct vcase {
-	const char *name;
-	enum bpf_prog_type type;
-	enum bpf_attach_type eat;
-	const struct bpf_insn *insns;
-	unsigned int n;
-	int err;		/* 0: must load; else -errno */
-	const char *msg;	/* in the verifier log of a rejection */
-};
 
 /* ------------------------------------------------------------ accepted */
 
@@ -262,92 +252,109 @@ CALL_ONLY(call_load, BPF_FUNC_load_hdr_opt);
 CALL_ONLY(call_store, BPF_FUNC_store_hdr_opt);
 CALL_ONLY(call_reserve, BPF_FUNC_reserve_hdr_opt);
 
-static char m[16][64];
-
-static const struct vcase cases[] = {
-	{ "sock_ops reads skb_data and skb_data_end (8 bytes)", BPF_PROG_TYPE_SOCK_OPS, 0, ok_ptrs, N(ok_ptrs), 0 },
-	{ "sock_ops reads skb_len (4), skb_tcp_flags (4, 2, 1)", BPF_PROG_TYPE_SOCK_OPS, 0, ok_len_flags, N(ok_len_flags), 0 },
-	{ "sock_ops reads the packet within skb_data_end", BPF_PROG_TYPE_SOCK_OPS, 0, ok_pkt_read, N(ok_pkt_read), 0 },
-	{ "sock_ops calls the three helpers", BPF_PROG_TYPE_SOCK_OPS, 0, ok_helpers, N(ok_helpers), 0 },
-	{ "4-byte read of skb_data", BPF_PROG_TYPE_SOCK_OPS, 0, ld_data_w, N(ld_data_w), -EACCES, m[0] },
-	{ "4-byte read of skb_data's upper half", BPF_PROG_TYPE_SOCK_OPS, 0, ld_data_hi_w, N(ld_data_hi_w), -EACCES, m[1] },
-	{ "4-byte read of skb_data_end", BPF_PROG_TYPE_SOCK_OPS, 0, ld_data_end_w, N(ld_data_end_w), -EACCES, m[2] },
-	{ "2-byte read of skb_data_end", BPF_PROG_TYPE_SOCK_OPS, 0, ld_data_end_h, N(ld_data_end_h), -EACCES, m[3] },
-	{ "8-byte read of skb_len", BPF_PROG_TYPE_SOCK_OPS, 0, ld_len_dw, N(ld_len_dw), -EACCES, m[4] },
-	{ "1-byte read of skb_len", BPF_PROG_TYPE_SOCK_OPS, 0, ld_len_b, N(ld_len_b), -EACCES, m[5] },
-	{ "2-byte read of skb_len", BPF_PROG_TYPE_SOCK_OPS, 0, ld_len_h, N(ld_len_h), -EACCES, m[6] },
-	{ "8-byte read of skb_tcp_flags", BPF_PROG_TYPE_SOCK_OPS, 0, ld_flags_dw, N(ld_flags_dw), -EACCES, m[7] },
-	{ "1-byte read of skb_tcp_flags' second byte", BPF_PROG_TYPE_SOCK_OPS, 0, ld_flags_b1, N(ld_flags_b1), -EACCES, m[8] },
-	{ "2-byte read of skb_tcp_flags' upper half", BPF_PROG_TYPE_SOCK_OPS, 0, ld_flags_h2, N(ld_flags_h2), -EACCES, m[9] },
-	{ "read past struct bpf_sock_ops", BPF_PROG_TYPE_SOCK_OPS, 0, ld_past_end, N(ld_past_end), -EACCES, m[10] },
-	{ "write skb_data", BPF_PROG_TYPE_SOCK_OPS, 0, st_data, N(st_data), -EACCES, m[11] },
-	{ "write skb_data_end", BPF_PROG_TYPE_SOCK_OPS, 0, st_data_end, N(st_data_end), -EACCES, m[12] },
-	{ "write skb_len", BPF_PROG_TYPE_SOCK_OPS, 0, st_len, N(st_len), -EACCES, m[13] },
-	{ "write skb_tcp_flags", BPF_PROG_TYPE_SOCK_OPS, 0, st_flags, N(st_flags), -EACCES, m[14] },
-	{ "packet read without a check against skb_data_end", BPF_PROG_TYPE_SOCK_OPS, 0, pkt_unchecked, N(pkt_unchecked), -EACCES, "invalid access to packet, off=13 size=1" },
-	{ "packet write", BPF_PROG_TYPE_SOCK_OPS, 0, pkt_write, N(pkt_write), -EACCES, "cannot write into packet" },
-	{ "bpf_store_hdr_opt() from the packet", BPF_PROG_TYPE_SOCK_OPS, 0, store_from_pkt, N(store_from_pkt), -EACCES, "helper access to the packet is not allowed" },
-	{ "bpf_store_hdr_opt() from uninitialized stack", BPF_PROG_TYPE_SOCK_OPS, 0, store_uninit, N(store_uninit), 0 },
-	{ "bpf_load_hdr_opt() with size 0", BPF_PROG_TYPE_SOCK_OPS, 0, load_zero, N(load_zero), -EACCES, "invalid zero-sized read" },
-	{ "bpf_load_hdr_opt() beyond its buffer", BPF_PROG_TYPE_SOCK_OPS, 0, load_oversize, N(load_oversize), -EINVAL, "invalid indirect access to stack R2 off=-8 size=16" },
-	{ "bpf_reserve_hdr_opt() without the context", BPF_PROG_TYPE_SOCK_OPS, 0, reserve_no_ctx, N(reserve_no_ctx), -EACCES, "R1 type=fp expected=ctx" },
-	{ "bpf_load_hdr_opt() in a socket filter", BPF_PROG_TYPE_SOCKET_FILTER, 0, call_load, N(call_load), -EINVAL, "unknown func bpf_load_hdr_opt#142" },
-	{ "bpf_store_hdr_opt() in a socket filter", BPF_PROG_TYPE_SOCKET_FILTER, 0, call_store, N(call_store), -EINVAL, "unknown func bpf_store_hdr_opt#143" },
-	{ "bpf_reserve_hdr_opt() in a socket filter", BPF_PROG_TYPE_SOCKET_FILTER, 0, call_reserve, N(call_reserve), -EINVAL, "unknown func bpf_reserve_hdr_opt#144" },
-	{ "bpf_load_hdr_opt() in a cgroup skb program", BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS, call_load, N(call_load), -EINVAL, "unknown func bpf_load_hdr_opt#142" },
-	{ "bpf_store_hdr_opt() in a cgroup skb program", BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS, call_store, N(call_store), -EINVAL, "unknown func bpf_store_hdr_opt#143" },
-	{ "bpf_reserve_hdr_opt() in a cgroup sockopt program", BPF_PROG_TYPE_CGROUP_SOCKOPT, BPF_CGROUP_GETSOCKOPT, call_reserve, N(call_reserve), -EINVAL, "unknown func bpf_reserve_hdr_opt#144" },
-	{ "bpf_load_hdr_opt() in a cgroup sock_addr program", BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_CGROUP_INET4_CONNECT, call_load, N(call_load), -EINVAL, "unknown func bpf_load_hdr_opt#142" },
+/*
+ * One test per program: loads (err 0), or is rejected with -err and, in the
+ * log, @msg or (for the context accesses) stock's "invalid bpf_context
+ * access" line for @off and @size.
+ */
+FIXTURE(verifier) {
+	int unused;
 };
 
-static void fill_ctx_msgs(void)
-{
-	static const struct { int i; short off; int size; } c[] = {
-		{ 0, OFF(skb_data), 4 }, { 1, OFF(skb_data) + 4, 4 },
-		{ 2, OFF(skb_data_end), 4 }, { 3, OFF(skb_data_end), 2 },
-		{ 4, OFF(skb_len), 8 }, { 5, OFF(skb_len), 1 }, { 6, OFF(skb_len), 2 },
-		{ 7, OFF(skb_tcp_flags), 8 }, { 8, OFF(skb_tcp_flags) + 1, 1 },
-		{ 9, OFF(skb_tcp_flags) + 2, 2 },
-		{ 10, sizeof(struct bpf_sock_ops), 4 },
-		{ 11, OFF(skb_data), 8 }, { 12, OFF(skb_data_end), 8 },
-		{ 13, OFF(skb_len), 4 }, { 14, OFF(skb_tcp_flags), 4 },
-	};
-	unsigned int i;
+FIXTURE_VARIANT(verifier) {
+	enum bpf_prog_type type;
+	enum bpf_attach_type eat;
+	const struct bpf_insn *insns;
+	unsigned int n;
+	int err;
+	const char *msg;
+	int off, size;
+};
 
-	for (i = 0; i < N(c); i++)
-		snprintf(m[c[i].i], sizeof(m[0]), "invalid bpf_context access off=%d size=%d",
-			 c[i].off, c[i].size);
+FIXTURE_SETUP(verifier)
+{
 }
 
-TEST(verifier)
+FIXTURE_TEARDOWN(verifier)
 {
-	unsigned int i;
-	int fd, failed = 0;
+}
 
-	fill_ctx_msgs();
-	for (i = 0; i < N(cases); i++) {
-		const struct vcase *c = &cases[i];
+#define OK(name, t, ins) \
+	FIXTURE_VARIANT_ADD(verifier, name) { .type = t, .insns = ins, .n = N(ins) }
+#define CTX(name, ins, o, sz) \
+	FIXTURE_VARIANT_ADD(verifier, name) { .type = BPF_PROG_TYPE_SOCK_OPS, \
+		.insns = ins, .n = N(ins), .err = -EACCES, .off = o, .size = sz }
+#define REJ(name, t, e, ins, er, m) \
+	FIXTURE_VARIANT_ADD(verifier, name) { .type = t, .eat = e, .insns = ins, \
+		.n = N(ins), .err = er, .msg = m }
 
-		fd = load(c->type, c->eat, c->insns, c->n);
-		if (fd >= 0)
-			close(fd);
-		if (c->err == 0 && fd < 0) {
-			failed++;
-			TH_LOG("%s: rejected (%s), stock loads it:\n%s", c->name,
-			       strerror(-fd), vlog);
-		} else if (c->err && fd != c->err) {
-			failed++;
-			TH_LOG("%s: %s, stock: %s\n%s", c->name,
-			       fd < 0 ? strerror(-fd) : "loaded", strerror(-c->err), vlog);
-		} else if (c->err && !strstr(vlog, c->msg)) {
-			failed++;
-			TH_LOG("%s: stock's message \"%s\" not in the log:\n%s", c->name,
-			       c->msg, vlog);
-		} else {
-			printf("# ok: %s\n", c->name);
-		}
+OK(read_skb_data_and_end_8, BPF_PROG_TYPE_SOCK_OPS, ok_ptrs);
+OK(read_skb_len_4_tcp_flags_4_2_1, BPF_PROG_TYPE_SOCK_OPS, ok_len_flags);
+OK(read_packet_within_skb_data_end, BPF_PROG_TYPE_SOCK_OPS, ok_pkt_read);
+OK(call_the_three_helpers, BPF_PROG_TYPE_SOCK_OPS, ok_helpers);
+/* privileged programs may pass stack nobody wrote */
+OK(store_from_uninitialized_stack, BPF_PROG_TYPE_SOCK_OPS, store_uninit);
+CTX(read_skb_data_4, ld_data_w, OFF(skb_data), 4);
+CTX(read_skb_data_upper_4, ld_data_hi_w, OFF(skb_data) + 4, 4);
+CTX(read_skb_data_end_4, ld_data_end_w, OFF(skb_data_end), 4);
+CTX(read_skb_data_end_2, ld_data_end_h, OFF(skb_data_end), 2);
+CTX(read_skb_len_8, ld_len_dw, OFF(skb_len), 8);
+CTX(read_skb_len_1, ld_len_b, OFF(skb_len), 1);
+CTX(read_skb_len_2, ld_len_h, OFF(skb_len), 2);
+CTX(read_skb_tcp_flags_8, ld_flags_dw, OFF(skb_tcp_flags), 8);
+CTX(read_skb_tcp_flags_second_byte, ld_flags_b1, OFF(skb_tcp_flags) + 1, 1);
+CTX(read_skb_tcp_flags_upper_2, ld_flags_h2, OFF(skb_tcp_flags) + 2, 2);
+CTX(read_past_bpf_sock_ops, ld_past_end, sizeof(struct bpf_sock_ops), 4);
+CTX(write_skb_data, st_data, OFF(skb_data), 8);
+CTX(write_skb_data_end, st_data_end, OFF(skb_data_end), 8);
+CTX(write_skb_len, st_len, OFF(skb_len), 4);
+CTX(write_skb_tcp_flags, st_flags, OFF(skb_tcp_flags), 4);
+REJ(read_packet_unchecked, BPF_PROG_TYPE_SOCK_OPS, 0, pkt_unchecked, -EACCES,
+    "invalid access to packet, off=13 size=1");
+REJ(write_packet, BPF_PROG_TYPE_SOCK_OPS, 0, pkt_write, -EACCES, "cannot write into packet");
+REJ(store_from_packet, BPF_PROG_TYPE_SOCK_OPS, 0, store_from_pkt, -EACCES,
+    "helper access to the packet is not allowed");
+REJ(load_size_0, BPF_PROG_TYPE_SOCK_OPS, 0, load_zero, -EACCES, "invalid zero-sized read");
+REJ(load_beyond_buffer, BPF_PROG_TYPE_SOCK_OPS, 0, load_oversize, -EINVAL,
+    "invalid indirect access to stack R2 off=-8 size=16");
+REJ(reserve_without_ctx, BPF_PROG_TYPE_SOCK_OPS, 0, reserve_no_ctx, -EACCES,
+    "R1 type=fp expected=ctx");
+REJ(load_in_socket_filter, BPF_PROG_TYPE_SOCKET_FILTER, 0, call_load, -EINVAL,
+    "unknown func bpf_load_hdr_opt#142");
+REJ(store_in_socket_filter, BPF_PROG_TYPE_SOCKET_FILTER, 0, call_store, -EINVAL,
+    "unknown func bpf_store_hdr_opt#143");
+REJ(reserve_in_socket_filter, BPF_PROG_TYPE_SOCKET_FILTER, 0, call_reserve, -EINVAL,
+    "unknown func bpf_reserve_hdr_opt#144");
+REJ(load_in_cgroup_skb, BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS, call_load, -EINVAL,
+    "unknown func bpf_load_hdr_opt#142");
+REJ(store_in_cgroup_skb, BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS, call_store, -EINVAL,
+    "unknown func bpf_store_hdr_opt#143");
+REJ(reserve_in_cgroup_sockopt, BPF_PROG_TYPE_CGROUP_SOCKOPT, BPF_CGROUP_GETSOCKOPT, call_reserve,
+    -EINVAL, "unknown func bpf_reserve_hdr_opt#144");
+REJ(load_in_cgroup_sock_addr, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_CGROUP_INET4_CONNECT, call_load,
+    -EINVAL, "unknown func bpf_load_hdr_opt#142");
+
+TEST_F(verifier, load)
+{
+	char msg[80];
+	int fd;
+
+	(void)self;
+	fd = load(variant->type, variant->eat, variant->insns, variant->n);
+	if (fd >= 0)
+		close(fd);
+	if (!variant->err) {
+		ASSERT_LE(0, fd) TH_LOG("rejected (%s), stock loads it:\n%s", strerror(-fd), vlog);
+		return;
 	}
-	EXPECT_EQ(0, failed);
+	ASSERT_EQ(variant->err, fd) TH_LOG("%s, stock: %s\n%s", fd < 0 ? strerror(-fd) : "loaded",
+					   strerror(-variant->err), vlog);
+	if (variant->msg)
+		snprintf(msg, sizeof(msg), "%s", variant->msg);
+	else
+		snprintf(msg, sizeof(msg), "invalid bpf_context access off=%d size=%d",
+			 variant->off, variant->size);
+	EXPECT_NE(NULL, strstr(vlog, msg)) TH_LOG("stock's \"%s\" not in the log:\n%s", msg, vlog);
 }
 
 /* ------------------------------------------------------------ privileges */

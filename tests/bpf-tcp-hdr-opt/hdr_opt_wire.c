@@ -12,7 +12,7 @@
  *             when parsing) is byte for byte what went on the wire; args[0]
  *             of every call (0, BPF_WRITE_HDR_TCP_CURRENT_MSS without an
  *             skb from tcp_current_mss(), BPF_WRITE_HDR_TCP_SYNACK_COOKIE in
- *             syncookie mode); a program returning 0 from
+ *             syncookie mode); with Fast Open too; a program returning 0 from
  *             WRITE_HDR_OPT_CB leaves NOPs, from HDR_OPT_LEN_CB no space.
  * mtu         with option space reserved on every segment, over lo and a
  *             veth pair between two namespaces, MTU 1500 and 1280, TSO/GSO
@@ -113,6 +113,7 @@ FIXTURE_VARIANT(wire) {
 	int fam;
 	int exp;		/* experimental kind 254 with magic, 8 bytes, no padding */
 	int cookie;		/* net.ipv4.tcp_syncookies=2 */
+	int fastopen;		/* the client connects with data in its SYN */
 	int ret_len, ret_write;	/* the program's return values */
 };
 
@@ -122,6 +123,8 @@ FIXTURE_VARIANT_ADD(wire, v4_exp) { .fam = AF_INET, .exp = 1, .ret_len = 1, .ret
 FIXTURE_VARIANT_ADD(wire, v6_exp) { .fam = AF_INET6, .exp = 1, .ret_len = 1, .ret_write = 1 };
 FIXTURE_VARIANT_ADD(wire, v4_syncookie) { .fam = AF_INET, .cookie = 1, .ret_len = 1, .ret_write = 1 };
 FIXTURE_VARIANT_ADD(wire, v6_syncookie) { .fam = AF_INET6, .cookie = 1, .ret_len = 1, .ret_write = 1 };
+FIXTURE_VARIANT_ADD(wire, v4_fastopen) { .fam = AF_INET, .fastopen = 1, .ret_len = 1, .ret_write = 1 };
+FIXTURE_VARIANT_ADD(wire, v6_fastopen) { .fam = AF_INET6, .fastopen = 1, .ret_len = 1, .ret_write = 1 };
 FIXTURE_VARIANT_ADD(wire, v4_write_returns_0) { .fam = AF_INET, .ret_len = 1, .ret_write = 0 };
 FIXTURE_VARIANT_ADD(wire, v4_len_returns_0) { .fam = AF_INET, .ret_len = 0, .ret_write = 1 };
 
@@ -141,6 +144,9 @@ FIXTURE_SETUP(wire)
 	self->skel->data->w_ret_len = variant->ret_len;
 	self->skel->data->w_ret_write = variant->ret_write;
 	ASSERT_EQ(0, write_file("/proc/sys/net/ipv4/tcp_syncookies", variant->cookie ? "2" : "1"));
+	/* Fast Open without cookies, on any listener */
+	if (variant->fastopen)
+		ASSERT_EQ(0, write_file("/proc/sys/net/ipv4/tcp_fastopen", "1543"));
 	self->link = attach(_metadata, self->skel->progs.wire, cg_name);
 	self->cap = cap_open("lo");
 	ASSERT_LE(0, self->cap);
@@ -197,10 +203,22 @@ TEST_F(wire, every_packet_carries_the_option)
 
 	srv = tcp_listen(variant->fam, lo_ip(variant->fam));
 	ASSERT_LE(0, srv);
-	cli = tcp_connect(variant->fam, lo_ip(variant->fam));
-	ASSERT_LE(0, cli) TH_LOG("connect: %s", strerror(-cli));
+	if (variant->fastopen) {
+		union addr a;
+		socklen_t alen = make_addr(variant->fam, lo_ip(variant->fam), SRV_PORT, &a);
+
+		cli = socket(variant->fam, SOCK_STREAM, 0);
+		ASSERT_LE(0, cli);
+		sock_timeouts(cli, 10000);
+		ASSERT_EQ(4, sendto(cli, "syn!", 4, MSG_FASTOPEN, &a.sa, alen));
+	} else {
+		cli = tcp_connect(variant->fam, lo_ip(variant->fam));
+		ASSERT_LE(0, cli) TH_LOG("connect: %s", strerror(-cli));
+	}
 	acc = tcp_accept(srv);
 	ASSERT_LE(0, acc);
+	if (variant->fastopen)
+		ASSERT_EQ(0, read_full(acc, s, 4));
 	exchange(_metadata, cli, acc);
 	close(cli);
 	close(acc);
@@ -208,6 +226,8 @@ TEST_F(wire, every_packet_carries_the_option)
 	msleep(50);
 	n = cap_read(self->cap, pk, MAX_PKTS, 1);
 	ASSERT_LE(8, n) TH_LOG("%d packets captured", n);
+	if (variant->fastopen)
+		EXPECT_EQ(4, pk[0].payload) TH_LOG("no data in the SYN");
 
 	blk = writes ? 8 : 0;
 	for (i = 0; i < n; i++) {
@@ -268,7 +288,9 @@ TEST_F(wire, every_packet_carries_the_option)
 	if (writes && variant->ret_write) {
 		rec_equals(_metadata, "SYN (TCP_SYN, writing the SYN-ACK)", &b->syn_in, &pk[syn], len);
 		rec_equals(_metadata, "SYN-ACK (ACTIVE_ESTABLISHED)", &b->synack_in, &pk[synack], len);
-		rec_equals(_metadata, "ACK (PASSIVE_ESTABLISHED)", &b->ack_in, &pk[ack], len);
+		/* a Fast Open child is established by the SYN itself */
+		rec_equals(_metadata, "ACK (PASSIVE_ESTABLISHED)", &b->ack_in,
+			   &pk[variant->fastopen ? syn : ack], len);
 		rec_equals(_metadata, "client data (PARSE)", &b->data_in[SIDE_PASSIVE], &pk[cdata], len);
 		rec_equals(_metadata, "server data (PARSE)", &b->data_in[SIDE_ACTIVE], &pk[sdata], len);
 		rec_equals(_metadata, "client FIN (PARSE)", &b->fin_in[SIDE_PASSIVE], &pk[cfin], len);
