@@ -183,7 +183,8 @@ static void rec_equals(struct __test_metadata *_metadata, const char *what,
 {
 	int off = opt_find(p, p->opts[p->optlen - 8], 0);
 
-	EXPECT_EQ(1, r->n) TH_LOG("%s: recorded %u times", what, r->n);
+	/* a data segment or FIN may come again (tail loss probe): at least once */
+	EXPECT_LE(1, r->n) TH_LOG("%s: recorded %u times", what, r->n);
 	EXPECT_EQ(len, r->ret) TH_LOG("%s: load returned %d", what, r->ret);
 	ASSERT_LE(0, off);
 	EXPECT_EQ(0, memcmp(r->data, p->opts + off, len))
