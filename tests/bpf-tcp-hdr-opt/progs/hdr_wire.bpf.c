@@ -12,8 +12,9 @@
  * pmode       the active side writes an unknown option on 11-byte sends and
  *	       a known one (kind 34, TCP Fast Open, empty: ignored outside a
  *	       SYN) on 13-byte sends; the passive side counts its parse calls.
- * drop	       cgroup_skb egress: drops the first packets with d_flags and
- *	       keeps their options.
+ * drop, drop_in
+ *	       cgroup_skb egress / ingress: drops the first packets with d_flags
+ *	       and keeps their options.
  */
 #include <stddef.h>
 #include <errno.h>
@@ -421,8 +422,7 @@ unsigned int d_seen, d_dropped;
 unsigned char d_opts[2][40];
 unsigned int d_optlen[2];
 
-SEC("cgroup_skb/egress")
-int drop(struct __sk_buff *skb)
+static int drop_first(struct __sk_buff *skb)
 {
 	unsigned char th[20];
 	unsigned int off, i;
@@ -457,6 +457,19 @@ int drop(struct __sk_buff *skb)
 		return 0;
 	}
 	return 1;
+}
+
+SEC("cgroup_skb/egress")
+int drop(struct __sk_buff *skb)
+{
+	return drop_first(skb);
+}
+
+/* IPv6 SYN-ACKs skip the listener's egress programs: drop at the client */
+SEC("cgroup_skb/ingress")
+int drop_in(struct __sk_buff *skb)
+{
+	return drop_first(skb);
 }
 
 char _license[] SEC("license") = "GPL";
