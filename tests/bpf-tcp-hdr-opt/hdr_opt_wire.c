@@ -211,7 +211,7 @@ TEST_F(wire, every_packet_carries_the_option)
 
 		cli = socket(variant->fam, SOCK_STREAM, 0);
 		ASSERT_LE(0, cli);
-		sock_timeouts(cli, 10000);
+		sock_timeouts(cli, 5000);
 		ASSERT_EQ(4, sendto(cli, "syn!", 4, MSG_FASTOPEN, &a.sa, alen));
 	} else {
 		cli = tcp_connect(variant->fam, lo_ip(variant->fam));

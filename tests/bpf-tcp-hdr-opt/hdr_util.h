@@ -369,7 +369,7 @@ static inline int tcp_listen(int fam, const char *ip)
 		close(fd);
 		return err;
 	}
-	sock_timeouts(fd, 10000);
+	sock_timeouts(fd, 5000);
 	return fd;
 }
 
@@ -383,7 +383,7 @@ static inline int tcp_connect(int fam, const char *ip)
 		fd = socket(fam, SOCK_STREAM, 0);
 		if (fd < 0)
 			return -errno;
-		sock_timeouts(fd, 10000);
+		sock_timeouts(fd, 5000);
 		if (!connect(fd, &a.sa, len))
 			return fd;
 		err = -errno;
@@ -402,7 +402,7 @@ static inline int tcp_accept(int srv)
 
 	if (fd < 0)
 		return -errno;
-	sock_timeouts(fd, 10000);
+	sock_timeouts(fd, 5000);
 	return fd;
 }
 
