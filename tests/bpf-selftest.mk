@@ -5,6 +5,7 @@
 #   BPF_TESTS := <prog_tests name>:<number of subtests> ...
 #   BPF_PROGS_<name> := <progs/*.c names, without .c, the test's skeletons come from>
 #   BPF_LSKELS_<name> := <progs/*.c names whose light skeletons (<name>.lskel.h) it includes>
+#   BPF_HELPERS_<name> := <more of the tree's <x>_helpers.c it needs, as x (network)>
 # libbpf is the flavour tree's (tools/lib/bpf), built static; BPF objects are built with
 # Debian's clang and turned into skeletons with Debian's bpftool.  Programs that include
 # vmlinux.h get one dumped from the flavour's own vmlinux BTF ($(KHDR) is <build>/usr/include).
@@ -49,11 +50,13 @@ $(BPFOUT)/%_helpers.o: $(BPFSEL)/%_helpers.c $(LIBBPF_A)
 define bpf_test
 $(OUTDIR)/$(1): $(BPFSEL)/prog_tests/$(1).c $(CURDIR)/../bpf_test_shim.c $(LIBBPF_A) \
 		$(BPFOUT)/cgroup_helpers.o $(BPFOUT)/trace_helpers.o \
+		$(addprefix $(BPFOUT)/,$(addsuffix _helpers.o,$(BPF_HELPERS_$(1)))) \
 		$(addprefix $(BPFOUT)/,$(addsuffix .skel.h,$(BPF_PROGS_$(1)))) \
 		$(addprefix $(BPFOUT)/,$(addsuffix .lskel.h,$(BPF_LSKELS_$(1))))
 	$(CC) $(BPF_CFLAGS) -DSHIM_TEST=test_$(1) -DSHIM_NAME='"$(1)"' -DSHIM_SUBTESTS=$(2) \
 		-o $$@ $(BPFSEL)/prog_tests/$(1).c $(CURDIR)/../bpf_test_shim.c \
-		$(BPFOUT)/cgroup_helpers.o $(BPFOUT)/trace_helpers.o $(BPF_LIBS)
+		$(BPFOUT)/cgroup_helpers.o $(BPFOUT)/trace_helpers.o \
+		$(addprefix $(BPFOUT)/,$(addsuffix _helpers.o,$(BPF_HELPERS_$(1)))) $(BPF_LIBS)
 all: $(OUTDIR)/$(1)
 endef
 $(foreach t,$(BPF_TESTS),$(eval $(call bpf_test,$(word 1,$(subst :, ,$(t))),$(word 2,$(subst :, ,$(t))))))

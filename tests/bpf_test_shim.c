@@ -2,7 +2,8 @@
 /*
  * Runs one test of the kernel tree's tools/testing/selftests/bpf/prog_tests/,
  * compiled unmodified, without test_progs: this file provides the test_progs
- * functions such a test calls and prints KTAP, one result per subtest.
+ * functions such a test calls (write_sysctl() as test_progs has it) and prints
+ * KTAP, one result per subtest.
  *
  * Built with -DSHIM_TEST=<test function> -DSHIM_NAME=<"test name">
  * -DSHIM_SUBTESTS=<number of subtests>: the plan is that number, so a test
@@ -98,6 +99,29 @@ int test__join_cgroup(const char *path)
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * test_progs' write_sysctl(): a sysctl that cannot be opened or written is a
+ * failed check of the running (sub)test, reported through the ASSERT macros
+ * exactly as test_progs reports it, and the caller sees -1 (the prog_tests
+ * then return early, with the failure already counted).
+ */
+int write_sysctl(const char *sysctl, const char *value)
+{
+	int fd, err, len;
+
+	fd = open(sysctl, O_WRONLY);
+	if (!ASSERT_NEQ(fd, -1, "open sysctl"))
+		return -1;
+
+	len = strlen(value);
+	err = write(fd, value, len);
+	close(fd);
+	if (!ASSERT_EQ(err, len, "write sysctl"))
+		return -1;
+
+	return 0;
 }
 
 void SHIM_TEST(void);
