@@ -12,18 +12,30 @@
  *
  * A case is one connection of one of these kinds:
  *   lo4, lo6  both ends are ours, over lo (SYN cookies, fast open without
- *             cookie or neither); the options are read off lo with an
- *             AF_PACKET socket;
+ *             cookie or neither), a byte each way, the listener's end
+ *             closing first; the options are read off lo with an AF_PACKET
+ *             socket (as a set: which packets, not how many);
  *   r1-4/6    a raw peer (AF_PACKET on the far end of a veth pair) connects
- *             to our listener: SYN, ACK, data, ACK of our data, FIN, each
+ *             to our listener: SYN, ACK, data, ACKs of our data, FIN, each
  *             with random option bytes (NOP/EOL mixtures, truncated lists,
  *             bad option lengths, bad data offsets, bad checksums);
  *   r2-4/6    our socket connects to the raw peer, which answers with a
  *             random SYN-ACK, ACKs and FIN.
- * After every packet the raw peer sends a probe (a SYN to a closed port) and
- * reads up to the probe's RST: the packets in between are exactly what the
- * kernel answered, without waiting on a clock.  All routes have the quickack
- * metric, so no ACK is ever delayed by a timer, and everything runs on CPU 0.
+ * With the raw peer our end sends a byte or up to 4,000 (cut into segments
+ * of the MSS less the reserved option space: one segment per skb and no
+ * segmentation offload on the veth, so that how TCP groups them cannot
+ * follow its RTT-based pacing rate), and the peer ACKs until all is acked.
+ *
+ * Nothing a case observes may depend on timing.  After every packet the raw
+ * peer sends a probe (a SYN to a closed port) and reads up to the probe's
+ * RST: the packets in between are exactly what the kernel answered.  All
+ * routes have the quickack metric (no delayed ACK), tail loss probes, RACK
+ * and autocorking are off, everything runs on CPU 0, a retransmission (a
+ * timer's, should a case run longer than an RTO) is left out of what the
+ * peer saw, the peer echoes no timestamp of ours (they differ per boot; in
+ * syncookie mode a wrong echo would even decode to random options), and
+ * RTO/retransmission callbacks are not recorded.  Two boots of stock with
+ * one seed print the same lines.
  *
  * Each case prints one line, "# obs c<n> ...": the case's kind, every step's
  * result (connect, accept, bytes read, errnos, socket state), the packets on
@@ -34,7 +46,9 @@
  * the bytes bpf_load_hdr_opt() and bpf_getsockopt(TCP_BPF_SYN) copied.
  *
  * Environment: KTEST_SEED (random if unset, always printed), KTEST_FUZZ_CASES,
- * KTEST_FUZZ_SECONDS (time bound).
+ * KTEST_FUZZ_SECONDS (time bound), KTEST_CASE ("n" or "n-m": only those
+ * cases of the seed, with the TCP counters each changed as "# dbg" lines:
+ * KTEST_SEED=<seed> KTEST_CASE=<n> scripts/run-group.sh bpf-tcp-hdr-opt-fuzz).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -117,9 +131,9 @@ static bool masked(const unsigned char *p, int n)
 }
 
 /*
- * Bytes that did not parse as options, in hex; anything that looks like a
- * timestamp option (08 0a) has its value masked: the raw peer echoes the
- * kernel's timestamps, which differ from boot to boot.
+ * Option bytes in hex; anything that looks like a timestamp option (08 0a)
+ * has its value masked, also where a list stopped parsing: the kernel's
+ * timestamps differ from boot to boot.
  */
 static void add_hex_ts(const unsigned char *p, int n)
 {
@@ -533,6 +547,8 @@ struct peer {
 	const unsigned char *kaddr;	/* ours */
 	uint16_t kport, pport;		/* our port, the peer's */
 	uint32_t kisn, piss;		/* the two initial sequence numbers */
+	uint32_t k_high;		/* the end of what we sent (what a peer would ACK) */
+	uint32_t last_ack;		/* the ACK field of the peer's last segment */
 	bool kisn_known;
 	bool badsum;
 };
@@ -599,6 +615,8 @@ static int raw_send(struct peer *pe, uint16_t sport, uint16_t dport, uint32_t se
 	th[16] = s >> 8;
 	th[17] = s;
 	memcpy(sll.sll_addr, k_mac, 6);
+	if (sport != PROBE_PORT)
+		pe->last_ack = ack;
 	return sendto(raw_fd, f, 14 + iphl + tlen, 0, (struct sockaddr *)&sll, sizeof(sll));
 }
 
@@ -669,7 +687,29 @@ static int collect(struct peer *pe, struct pkt *out, int max)
 			continue;
 		if (p.sport == CLOSED_PORT && p.dport == PROBE_PORT)
 			return n;
-		if (p.sport == pe->kport && p.dport == pe->pport && n < max)
+		if (p.dport != pe->pport || (pe->kport && p.sport != pe->kport))
+			continue;
+		/* our SYN (r2) or SYN-ACK (r1) gives our port and initial sequence number */
+		if ((p.flags & 0x06) == 0x02 && !pe->kisn_known) {
+			pe->kport = p.sport;
+			pe->kisn = p.seq;
+			pe->kisn_known = true;
+			pe->k_high = p.seq;
+		}
+		if (!(p.flags & 0x04) && pe->kisn_known) {
+			uint32_t end = p.seq + p.dlen + !!(p.flags & 0x02) + (p.flags & 0x01);
+
+			/*
+			 * A retransmission (a timer's: the case ran too long,
+			 * not something it observes) is left out.
+			 */
+			if (end != p.seq && (int32_t)(end - pe->k_high) <= 0 &&
+			    !(p.seq == pe->kisn && end == pe->kisn + 1 && pe->k_high == pe->kisn))
+				continue;
+			if ((int32_t)(end - pe->k_high) > 0)
+				pe->k_high = end;
+		}
+		if (n < max)
 			out[n++] = p;
 	}
 }
@@ -679,22 +719,38 @@ static void add_pkt(struct peer *pe, const struct pkt *p)
 	add(" ");
 	add_flags(p->flags);
 	/*
-	 * seq relative to our initial one; a RST answering a bad ACK carries
-	 * that ACK (drawn from the seed), which is shown as it is
+	 * seq relative to our initial one; a RST answers an ACK with that ACK
+	 * (s=ack: it may be a bad one, drawn from the seed) and other segments
+	 * with 0
 	 */
-	if (pe && pe->kisn_known) {
-		int rel = p->seq - pe->kisn;
-
-		if (rel > -(1 << 20) && rel < (1 << 20))
-			add(":s%d", rel);
-		else
-			add(":S%u", p->seq);
-	}
+	if (pe && (p->flags & 0x04) && p->seq == pe->last_ack)
+		add(":s=ack");
+	else if (pe && (p->flags & 0x04) && !p->seq)
+		add(":S0");
+	else if (pe && pe->kisn_known)
+		add(":s%d", (int)(p->seq - pe->kisn));
 	if (pe && (p->flags & 0x10))
 		add(":a%d", (int)(p->ack - pe->piss));
 	if (p->dlen)
 		add(":d%u", p->dlen);
 	add_opts(p->opt, p->optlen);
+}
+
+/* Whether two packets' options print the same (timestamps masked). */
+static int masked_memcmp(const struct pkt *a, const struct pkt *b)
+{
+	size_t save = olen;
+	char x[400];
+	int r;
+
+	add_opts(a->opt, a->optlen);
+	snprintf(x, sizeof(x), "%s", obs + save);
+	olen = save;
+	add_opts(b->opt, b->optlen);
+	r = strcmp(x, obs + save);
+	olen = save;
+	obs[olen] = 0;
+	return r;
 }
 
 /* Collect what the kernel sent since the last step and print it as step @name. */
@@ -705,15 +761,27 @@ static int step(const char *name, struct peer *pe, struct pkt *out, int max)
 	add(" %s[", name);
 	if (n < 0)
 		add("%s", errname(-n));
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		int k = i + 1;
+
 		add_pkt(pe, &out[i]);
+		/* a train of like segments, each where the last ended: x<count> */
+		while (k < n && out[k].flags == out[k - 1].flags && out[k].dlen == out[k - 1].dlen &&
+		       out[k].seq == out[k - 1].seq + out[k - 1].dlen && out[k].ack == out[k - 1].ack &&
+		       out[k].optlen == out[k - 1].optlen &&
+		       !masked_memcmp(&out[k], &out[k - 1]))
+			k++;
+		if (k - i > 1)
+			add("x%d", k - i);
+		i = k - 1;
+	}
 	add(" ]");
 	return n;
 }
 
 /* Random option bytes as a peer might send them: up to @max, the bytes used in *@len. */
 static void gen_raw_opts(unsigned char *o, unsigned int *len, unsigned int max, bool syn,
-			 uint32_t *tsval)
+			 uint32_t *tsval, bool clean)
 {
 	unsigned int n = 0, items = pick(8), l;
 
@@ -732,7 +800,7 @@ static void gen_raw_opts(unsigned char *o, unsigned int *len, unsigned int max, 
 				break;
 			o[n] = 8;
 			o[n + 1] = 10;
-			*tsval += pick(8) ? 1 : next();
+			*tsval += clean || pick(8) ? 1 : next();
 			/*
 			 * The echo is 0 or drawn from the seed, never the kernel's own
 			 * value (which differs from boot to boot and would show
@@ -1156,51 +1224,83 @@ static void peer_done(struct peer *pe)
 	net_neigh("veth0", pe->v6 ? AF_INET6 : AF_INET, pe->addr, NULL, true);
 }
 
-static uint16_t gen_win(void)
+/* A window: 65535 when the kernel has more than a byte to send (no persist timer). */
+static uint16_t gen_win(bool big)
 {
-	return pick(6) ? 65535 : 1 + pick(65535);
+	return big || pick(6) ? 65535 : 1 + pick(65535);
+}
+
+static char bulk[4096];
+
+/* How much our socket sends at once: a byte mostly, up to 4000 (segments of the MSS) else. */
+static unsigned int gen_size(void)
+{
+	return pick(5) < 3 ? 1 : 1 + pick(sizeof(bulk) - 96);
+}
+
+/*
+ * After our socket sent data: the peer ACKs what it got, with random options
+ * (the first ACK maybe with a bad data offset or checksum, later ones clean),
+ * until the kernel has nothing more to send (at most 12 rounds).
+ */
+static void ack_rounds(struct peer *pe, uint16_t sport, uint16_t dport, uint32_t seq,
+		       uint32_t *tsval, struct pkt *rx, bool big)
+{
+	unsigned char o[40];
+	unsigned int ol;
+	char name[8];
+
+	for (int r = 0; r < 12; r++) {
+		uint32_t high = pe->k_high;
+
+		gen_raw_opts(o, &ol, 40, false, tsval, r > 0);
+		raw_send(pe, sport, dport, seq, high, 0x10, o, ol, r ? 0 : gen_doff(ol), NULL, 0,
+			 gen_win(big), !r && !pick(40));
+		snprintf(name, sizeof(name), "a%d", r);
+		if (step(name, pe, rx, 64) < 0 || (pe->k_high == high && r))
+			break;
+	}
 }
 
 /* The raw peer connects to our listener. */
 static void case_r1(bool v6, unsigned long cn, uint16_t port, bool tfo)
 {
 	unsigned char o[40], data[4];
-	struct pkt rx[8], *sa = NULL;
+	struct pkt rx[64], *sa = NULL;
 	struct peer pe;
-	uint32_t tsval = next(), seq, ack;
-	unsigned int ol, fl, dl;
+	uint32_t tsval = next(), seq;
+	unsigned int ol, fl, dl, size = gen_size();
+	bool big = size > 1;
 	int l, s = -1, n;
 
 	peer_setup(&pe, v6, cn, port);
+	add(" size=%u", size);
 	l = listener(v6, pe.kaddr, port, tfo);
 	add_res("lst", l < 0 ? -1 : 0);
 	if (l < 0)
 		goto out;
 
 	/* SYN */
-	gen_raw_opts(o, &ol, 40, true, &tsval);
+	gen_raw_opts(o, &ol, 40, true, &tsval, false);
 	dl = tfo && pick(2) ? 1 + pick(3) : 0;
 	fill(data, sizeof(data));
 	raw_send(&pe, pe.pport, port, pe.piss, pick(10) ? 0 : next(), gen_syn_flags(), o, ol,
-		 gen_doff(ol), data, dl, gen_win(), !pick(40));
-	n = step("syn", &pe, rx, 8);
+		 gen_doff(ol), data, dl, gen_win(big), !pick(40));
+	n = step("syn", &pe, rx, 64);
 	for (int i = 0; i < n; i++)
 		if ((rx[i].flags & 0x12) == 0x12)
 			sa = &rx[i];
 	if (!sa)
 		goto socks;
-	pe.kisn = sa->seq;
-	pe.kisn_known = true;
 	seq = sa->ack - pe.piss == 1 + dl ? sa->ack : pe.piss + 1;
-	ack = pick(10) ? pe.kisn + 1 : next();
 
 	/* ACK */
-	gen_raw_opts(o, &ol, 40, false, &tsval);
+	gen_raw_opts(o, &ol, 40, false, &tsval, false);
 	dl = pick(5) ? 0 : 1;
 	fl = dl ? 0x18 : 0x10;
-	raw_send(&pe, pe.pport, port, seq, ack, fl, o, ol, gen_doff(ol), data, dl, gen_win(),
-		 !pick(40));
-	step("ack", &pe, rx, 8);
+	raw_send(&pe, pe.pport, port, seq, pick(10) ? pe.k_high : next(), fl, o, ol,
+		 gen_doff(ol), data, dl, gen_win(big), !pick(40));
+	step("ack", &pe, rx, 64);
 	s = accept4(l, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	add_res("acc", s < 0 ? -1 : 0);
 	if (s < 0 && !pick(3))
@@ -1208,31 +1308,28 @@ static void case_r1(bool v6, unsigned long cn, uint16_t port, bool tfo)
 
 	/* data */
 	seq += dl;
-	gen_raw_opts(o, &ol, 40, false, &tsval);
+	gen_raw_opts(o, &ol, 40, false, &tsval, false);
 	dl = 1 + pick(2);
-	raw_send(&pe, pe.pport, port, seq, pe.kisn + 1, pick(6) ? 0x18 : 0x10 | pick(256),
-		 o, ol, gen_doff(ol), data, dl, gen_win(), !pick(40));
-	step("data", &pe, rx, 8);
+	raw_send(&pe, pe.pport, port, seq, pe.k_high, pick(6) ? 0x18 : 0x10 | pick(256),
+		 o, ol, gen_doff(ol), data, dl, gen_win(big), !pick(40));
+	step("data", &pe, rx, 64);
 	if (s < 0)
 		goto socks;
 	add_res("sr", recv1(s));
 	seq += dl;
 
-	/* our data, and the peer's ACK of it */
-	add_res("ss", send(s, "y", 1, MSG_NOSIGNAL));
-	step("out", &pe, rx, 8);
-	gen_raw_opts(o, &ol, 40, false, &tsval);
-	raw_send(&pe, pe.pport, port, seq, pe.kisn + 2, 0x10, o, ol, gen_doff(ol), NULL, 0,
-		 gen_win(), !pick(40));
-	step("ack2", &pe, rx, 8);
+	/* our data, the peer's ACKs of it */
+	add_res("ss", send(s, bulk, size, MSG_NOSIGNAL));
+	step("out", &pe, rx, 64);
+	ack_rounds(&pe, pe.pport, port, seq, &tsval, rx, big);
 
 	/* our FIN, the peer's FIN */
 	add_res("sc", shutdown(s, SHUT_WR));
-	step("fin", &pe, rx, 8);
-	gen_raw_opts(o, &ol, 40, false, &tsval);
-	raw_send(&pe, pe.pport, port, seq, pe.kisn + 3, 0x11, o, ol, gen_doff(ol), NULL, 0,
-		 gen_win(), !pick(40));
-	step("fin2", &pe, rx, 8);
+	step("fin", &pe, rx, 64);
+	gen_raw_opts(o, &ol, 40, false, &tsval, false);
+	raw_send(&pe, pe.pport, port, seq, pe.k_high, 0x11, o, ol, gen_doff(ol), NULL, 0,
+		 gen_win(big), !pick(40));
+	step("fin2", &pe, rx, 64);
 	add_res("seof", recv1(s));
 socks:
 	if (s >= 0)
@@ -1249,14 +1346,16 @@ out:
 static void case_r2(bool v6, unsigned long cn, uint16_t port, bool tfo)
 {
 	unsigned char o[40], data[4];
-	struct pkt rx[8], *syn = NULL;
+	struct pkt rx[64], *syn = NULL;
 	struct peer pe;
 	uint32_t tsval = next(), seq, ack;
-	unsigned int ol, dl, fl, sent = tfo;
+	unsigned int ol, dl, fl, size = gen_size();
+	bool big = size > 1;
 	int c, n, st;
 	long r;
 
 	peer_setup(&pe, v6, cn, port);
+	add(" size=%u", size);
 	/* the peer listens on cfg->port; ours is ephemeral, learnt from the SYN */
 	pe.pport = port;
 	pe.kport = 0;
@@ -1264,90 +1363,49 @@ static void case_r2(bool v6, unsigned long cn, uint16_t port, bool tfo)
 	add_res("con", r);
 	if (c < 0)
 		goto out;
-	{
-		/* the SYN: any source port */
-		struct pkt all[8];
-		unsigned char f[2048];
-
-		n = 0;
-		if (raw_send(&pe, PROBE_PORT, CLOSED_PORT, 0x50000000, 0, 0x02, NULL, 0, 0, NULL,
-			     0, 65535, false) < 0)
-			goto out;
-		for (;;) {
-			struct pollfd pfd = { .fd = raw_fd, .events = POLLIN };
-			struct sockaddr_ll sll;
-			socklen_t sl = sizeof(sll);
-			struct pkt p;
-			int len;
-
-			if (poll(&pfd, 1, WAIT_MS) <= 0) {
-				n = -ETIMEDOUT;
-				break;
-			}
-			len = recvfrom(raw_fd, f, sizeof(f), MSG_DONTWAIT,
-				       (struct sockaddr *)&sll, &sl);
-			if (len < 0 || sll.sll_pkttype == PACKET_OUTGOING ||
-			    !parse_frame(f, len, &pe, &p))
-				continue;
-			if (p.sport == CLOSED_PORT && p.dport == PROBE_PORT)
-				break;
-			if (p.dport == port && n < 8)
-				all[n++] = p;
-		}
-		for (int i = 0; i < n; i++)
-			if (all[i].flags == 0x02 || (all[i].flags & 0x13) == 0x02)
-				syn = &all[i];
-		if (syn) {
-			pe.kport = syn->sport;
-			pe.kisn = syn->seq;
-			pe.kisn_known = true;
-		}
-		add(" syn[");
-		if (n < 0)
-			add("%s", errname(-n));
-		for (int i = 0; i < n; i++)
-			add_pkt(&pe, &all[i]);
-		add(" ]");
-		if (!syn)
-			goto socks;
-		dl = syn->dlen;
-	}
+	n = step("syn", &pe, rx, 64);
+	for (int i = 0; i < n; i++)
+		if ((rx[i].flags & 0x17) == 0x02)
+			syn = &rx[i];
+	if (!syn)
+		goto socks;
+	dl = syn->dlen;
 
 	/* SYN-ACK */
-	gen_raw_opts(o, &ol, 40, true, &tsval);
+	gen_raw_opts(o, &ol, 40, true, &tsval, false);
 	ack = pick(8) ? pe.kisn + 1 + (pick(3) ? dl : 0) : next();
 	fl = pick(15) ? 0x12 : 0x12 | (1u << pick(8));
 	if (!pick(10))
 		fl |= 0x40;
+	fill(data, sizeof(data));
 	raw_send(&pe, port, pe.kport, pe.piss, ack, fl, o, ol, gen_doff(ol), data,
-		 pick(10) ? 0 : 1, gen_win(), !pick(40));
-	step("synack", &pe, rx, 8);
+		 pick(10) ? 0 : 1, gen_win(big), !pick(40));
+	step("synack", &pe, rx, 64);
 	st = tcp_state(c);
 	add(" cst=%d cerr=%s", st, errname(sock_err(c)));
 	if (st != 1 /* TCP_ESTABLISHED */)
 		goto socks;
 	seq = pe.piss + 1;
-	sent = (ack == pe.kisn + 1 + dl) ? 0 : sent;
 
-	/* our data, the peer's ACK (with data now and then) */
-	add_res("cs", send(c, "x", 1, MSG_NOSIGNAL));
-	step("out", &pe, rx, 8);
-	gen_raw_opts(o, &ol, 40, false, &tsval);
+	/* our data, the peer's ACKs of it (the first with data now and then) */
+	add_res("cs", send(c, bulk, size, MSG_NOSIGNAL));
+	step("out", &pe, rx, 64);
+	gen_raw_opts(o, &ol, 40, false, &tsval, false);
 	dl = pick(3) ? 0 : 1;
-	fill(data, sizeof(data));
-	raw_send(&pe, port, pe.kport, seq, pe.kisn + 2 + sent, dl ? 0x18 : 0x10, o, ol,
-		 gen_doff(ol), data, dl, gen_win(), !pick(40));
-	step("ack", &pe, rx, 8);
-	add_res("cr", recv1(c));
+	raw_send(&pe, port, pe.kport, seq, pe.k_high, dl ? 0x18 : 0x10, o, ol,
+		 gen_doff(ol), data, dl, gen_win(big), !pick(40));
+	step("ack", &pe, rx, 64);
 	seq += dl;
+	ack_rounds(&pe, port, pe.kport, seq, &tsval, rx, big);
+	add_res("cr", recv1(c));
 
 	/* our FIN, the peer's FIN */
 	add_res("cc", shutdown(c, SHUT_WR));
-	step("fin", &pe, rx, 8);
-	gen_raw_opts(o, &ol, 40, false, &tsval);
-	raw_send(&pe, port, pe.kport, seq, pe.kisn + 3 + sent, 0x11, o, ol, gen_doff(ol), NULL,
-		 0, gen_win(), !pick(40));
-	step("fin2", &pe, rx, 8);
+	step("fin", &pe, rx, 64);
+	gen_raw_opts(o, &ol, 40, false, &tsval, false);
+	raw_send(&pe, port, pe.kport, seq, pe.k_high, 0x11, o, ol, gen_doff(ol), NULL,
+		 0, gen_win(big), !pick(40));
+	step("fin2", &pe, rx, 64);
 	add_res("ceof", recv1(c));
 socks:
 	if (c >= 0)
@@ -1372,6 +1430,10 @@ static int setup_net(void)
 		{ "/proc/sys/net/ipv4/tcp_invalid_ratelimit", "0" },
 		{ "/proc/sys/net/ipv4/tcp_challenge_ack_limit", "2147483647" },
 		{ "/proc/sys/net/ipv4/tcp_syn_retries", "2" },
+		/* no timer-driven sends between the steps: tail loss probes, RACK, corking */
+		{ "/proc/sys/net/ipv4/tcp_early_retrans", "0" },
+		{ "/proc/sys/net/ipv4/tcp_recovery", "0" },
+		{ "/proc/sys/net/ipv4/tcp_autocorking", "0" },
 		{ "/proc/sys/net/ipv4/tcp_synack_retries", "1" },
 		{ "/proc/sys/net/ipv6/conf/default/accept_ra", "0" },
 		{ "/proc/sys/net/ipv6/conf/default/router_solicitations", "0" },
@@ -1391,6 +1453,11 @@ static int setup_net(void)
 #define NET(call) (what = #call, err = (call))
 	if (NET(net_link_up("lo")) || NET(net_veth_add("veth0", "veth1", -1)) ||
 	    NET(net_sysctl("/proc/sys/net/ipv6/conf/veth1/disable_ipv6", "1")) ||
+	    /*
+	     * One segment per skb, segmentation offloads off: how TCP groups
+	     * segments into skbs would follow its pacing rate (RTT, timing)
+	     */
+	    NET(net_offload_off("veth0")) || NET(net_gso_max_segs("veth0", 1)) ||
 	    NET(net_link_up("veth0")) || NET(net_link_up("veth1")) || NET(net_mac("veth0", k_mac)) ||
 	    NET(net_addr_add("veth0", AF_INET, k4, 32)) ||
 	    NET(net_addr_add("veth0", AF_INET6, k6, 128)) ||
@@ -1484,7 +1551,7 @@ int main(void)
 	CPU_SET(0, &cpus);
 	sched_setaffinity(0, sizeof(cpus), &cpus);
 
-	ksft_test_result(setup_net() == 0, "network namespace: lo, veth pair, quickack routes\n");
+	ksft_test_result(setup_net() == 0, "network namespace: lo, veth pair (one segment per skb), quickack routes\n");
 	if (setup_bpf()) {
 		ksft_test_result_fail("sock_ops program with bpf_{load,store,reserve}_hdr_opt loads and attaches\n");
 		ksft_test_result_skip("fuzz cases\n");

@@ -23,6 +23,7 @@
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/sockios.h>
 #include <linux/veth.h>
 
 struct nl_req {
@@ -146,6 +147,51 @@ static inline int net_mtu(const char *name, int mtu)
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+/*
+ * Segmentation offloads off (TSO, GSO): the stack cuts every segment of the
+ * MSS itself, and how it groups them cannot depend on the pacing rate.
+ * (ETHTOOL_STSO and ETHTOOL_SGSO with struct ethtool_value, from the UAPI
+ * ethtool.h, which the tree's tools/include copy lacks.)
+ */
+static inline int net_offload_off(const char *name)
+{
+	static const __u32 cmds[] = { 0x1f /* ETHTOOL_STSO */, 0x24 /* ETHTOOL_SGSO */ };
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	for (unsigned int i = 0; i < 2 && !err; i++) {
+		struct {
+			__u32 cmd, data;
+		} ev = { cmds[i], 0 };
+
+		ifr.ifr_data = (void *)&ev;
+		if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
+			err = -errno;
+	}
+	close(fd);
+	return err;
+}
+
+/* The most segments one skb of @name may carry (IFLA_GSO_MAX_SEGS). */
+static inline int net_gso_max_segs(const char *name, __u32 segs)
+{
+	struct nl_req r = {};
+	struct ifinfomsg *ifi;
+
+	r.n.nlmsg_len = NLMSG_LENGTH(sizeof(*ifi));
+	r.n.nlmsg_type = RTM_NEWLINK;
+	ifi = NLMSG_DATA(&r.n);
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = if_nametoindex(name);
+	if (!ifi->ifi_index)
+		return -ENODEV;
+	nl_attr(&r.n, IFLA_GSO_MAX_SEGS, &segs, sizeof(segs));
+	return nl_talk(&r.n);
 }
 
 static inline int net_mac(const char *name, unsigned char mac[6])
