@@ -121,6 +121,13 @@ int hdr_fuzz(struct bpf_sock_ops *skops)
 			}
 		}
 	}
+	/*
+	 * SYN and SYN-ACK retransmissions after 10 s (HZ 250), not 1 s: no
+	 * timer fires within a case (the routes' minimum RTO does that for
+	 * the rest).
+	 */
+	if (op == BPF_SOCK_OPS_TIMEOUT_INIT)
+		skops->reply = 2500;
 	return cfg.ret[op][cls] ? 1 : 0;
 }
 

@@ -270,8 +270,9 @@ static inline int net_sysctl(const char *path, const char *val)
 /*
  * A route of @type (RTN_UNICAST, RTN_LOCAL) to @dst/@plen through @dev in
  * @table, replacing one that exists; @quickack sets the route's quickack
- * metric (every ACK sent at once: no delayed ACK whose timing would show);
- * @del removes the route instead.
+ * metric (every ACK sent at once: no delayed ACK whose timing would show)
+ * and a locked minimum RTO of 5 s (no retransmission within a test's
+ * steps); @del removes the route instead.
  */
 static inline int net_route(int family, int table, int type, const void *dst, int plen,
 			    const char *dev, const void *prefsrc, bool quickack, bool del)
@@ -299,8 +300,12 @@ static inline int net_route(int family, int table, int type, const void *dst, in
 	if (prefsrc && !del)
 		nl_attr(&r.n, RTA_PREFSRC, prefsrc, alen);
 	if (quickack && !del) {
+		__u32 lock = 1 << RTAX_RTO_MIN, rto_min = 5000;
+
 		mx = nl_nest(&r.n, RTA_METRICS);
 		nl_attr(&r.n, RTAX_QUICKACK, &one, sizeof(one));
+		nl_attr(&r.n, RTAX_LOCK, &lock, sizeof(lock));
+		nl_attr(&r.n, RTAX_RTO_MIN, &rto_min, sizeof(rto_min));
 		nl_nest_end(&r.n, mx);
 	}
 	return nl_talk(&r.n);
