@@ -48,7 +48,8 @@
  *
  * Environment: KTEST_SEED (random if unset, always printed), KTEST_FUZZ_CASES,
  * KTEST_FUZZ_SECONDS (time bound), KTEST_CASE ("n" or "n-m": only those
- * cases of the seed, with the TCP counters each changed as "# dbg" lines:
+ * cases of the seed, with the raw peer's packets and the TCP and IP counters
+ * each changed as "# dbg" lines:
  * KTEST_SEED=<seed> KTEST_CASE=<n> scripts/run-group.sh bpf-tcp-hdr-opt-fuzz).
  */
 #define _GNU_SOURCE
@@ -1157,7 +1158,8 @@ static void add_lo_capture(uint16_t port)
 
 /*
  * KTEST_CASE="n" or "n-m" runs only those cases (a replay of one case of the
- * seed) and prints the TCP counters each changed (# dbg lines).
+ * seed) and prints, as "# dbg" lines, the raw peer's packets and the TCP and
+ * IP counters each case changed.
  */
 static char netstat_before[16384];
 
