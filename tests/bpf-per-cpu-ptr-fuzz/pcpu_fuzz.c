@@ -440,7 +440,7 @@ int main(void)
 	ksft_test_result(!missing && rq_cpu_off > 0 && rq_struct_id > 0 && nr_cpu_ids > 1,
 			 "vmlinux BTF has the variables, nr_cpu_ids %u\n", nr_cpu_ids);
 	ksft_test_result(helpers_known(), "helpers 153 and 154 take a per-CPU ksym\n");
-	if (pcpu_write_file("/proc/sys/kernel/unprivileged_bpf_disabled", "0"))
+	if (ktest_write_str("/proc/sys/kernel/unprivileged_bpf_disabled", "0"))
 		ksft_print_msg("cannot allow unprivileged bpf\n");
 	for (c = 0; c < cases; c++) {
 		if ((unsigned long)(time(NULL) - start) > limit)

@@ -20,6 +20,7 @@
 #include <linux/filter.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "../file_util.h"
 
 #define PCPU_LOG_SIZE (1 << 20)
 
@@ -112,21 +113,9 @@ static inline long pcpu_run(int fd, void *ctx, unsigned int size)
 	return a.test.retval;
 }
 
-static inline int pcpu_write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
 static inline int pcpu_set_jit(int on)
 {
-	return pcpu_write_file("/proc/sys/net/core/bpf_jit_enable", on ? "1" : "0");
+	return ktest_write_str("/proc/sys/net/core/bpf_jit_enable", on ? "1" : "0");
 }
 
 /* nr_cpu_ids: one past the last possible CPU */

@@ -501,7 +501,7 @@ TEST(who_may_call)
 	EXPECT_NE(NULL, strstr(pcpu_log, "R1 type=scalar expected=percpu_ptr_"))
 		TH_LOG("%s", pcpu_log);
 
-	ASSERT_EQ(0, pcpu_write_file("/proc/sys/kernel/unprivileged_bpf_disabled", "0"));
+	ASSERT_EQ(0, ktest_write_str("/proc/sys/kernel/unprivileged_bpf_disabled", "0"));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
@@ -530,7 +530,7 @@ TEST(who_may_call)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, status);
-	pcpu_write_file("/proc/sys/kernel/unprivileged_bpf_disabled", "2");
+	ktest_write_str("/proc/sys/kernel/unprivileged_bpf_disabled", "2");
 }
 
 TEST_HARNESS_MAIN

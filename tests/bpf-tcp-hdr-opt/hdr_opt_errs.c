@@ -386,10 +386,10 @@ FIXTURE_SETUP(inherit)
 	self->link = bpf_program__attach_cgroup(self->skel->progs.flags, cg);
 	ASSERT_NE(NULL, self->link);
 	close(cg);
-	ASSERT_EQ(0, write_file("/proc/sys/net/ipv4/tcp_syncookies",
+	ASSERT_EQ(0, ktest_write_str("/proc/sys/net/ipv4/tcp_syncookies",
 				variant->mode == 1 ? "2" : "1"));
 	if (variant->mode == 2)
-		ASSERT_EQ(0, write_file("/proc/sys/net/ipv4/tcp_fastopen", "1543"));
+		ASSERT_EQ(0, ktest_write_str("/proc/sys/net/ipv4/tcp_fastopen", "1543"));
 }
 
 FIXTURE_TEARDOWN(inherit)

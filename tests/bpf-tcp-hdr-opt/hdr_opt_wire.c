@@ -144,10 +144,10 @@ FIXTURE_SETUP(wire)
 	}
 	self->skel->data->w_ret_len = variant->ret_len;
 	self->skel->data->w_ret_write = variant->ret_write;
-	ASSERT_EQ(0, write_file("/proc/sys/net/ipv4/tcp_syncookies", variant->cookie ? "2" : "1"));
+	ASSERT_EQ(0, ktest_write_str("/proc/sys/net/ipv4/tcp_syncookies", variant->cookie ? "2" : "1"));
 	/* Fast Open without cookies, on any listener */
 	if (variant->fastopen)
-		ASSERT_EQ(0, write_file("/proc/sys/net/ipv4/tcp_fastopen", "1543"));
+		ASSERT_EQ(0, ktest_write_str("/proc/sys/net/ipv4/tcp_fastopen", "1543"));
 	self->link = attach(_metadata, self->skel->progs.wire, cg_name);
 	self->cap = cap_open("lo");
 	ASSERT_LE(0, self->cap);

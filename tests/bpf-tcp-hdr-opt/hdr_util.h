@@ -40,22 +40,9 @@
 #include <linux/veth.h>
 #include <linux/virtio_net.h>
 #include "hdr_opt.h"
+#include "../file_util.h"
 
 #define CG_ROOT "/tmp/hdr-opt-cgroup"
-
-static inline int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)strlen(val) ? 0 : -EIO;
-}
 
 static inline void msleep(unsigned int ms)
 {
@@ -97,7 +84,7 @@ static inline int cg_enter(const char *path)
 
 	snprintf(p, sizeof(p), "%s/%s/cgroup.procs", CG_ROOT, path);
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	return write_file(p, pid);
+	return ktest_write_str(p, pid);
 }
 
 /* ------------------------------------------------------------- namespaces */
@@ -237,8 +224,8 @@ static inline int netns_set(int fd)
 /* Let IPv6 addresses be used at once (no duplicate address detection). */
 static inline void netns_no_dad(void)
 {
-	write_file("/proc/sys/net/ipv6/conf/all/accept_dad", "0");
-	write_file("/proc/sys/net/ipv6/conf/default/accept_dad", "0");
+	ktest_write_str("/proc/sys/net/ipv6/conf/all/accept_dad", "0");
+	ktest_write_str("/proc/sys/net/ipv6/conf/default/accept_dad", "0");
 }
 
 struct nlreq {

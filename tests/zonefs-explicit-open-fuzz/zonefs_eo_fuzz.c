@@ -566,7 +566,7 @@ static int set_cond(unsigned int n, int kind)
 		 kind == 1 ? "zone_readonly" : "zone_offline");
 	snprintf(v, sizeof(v), "%llu",
 		 (unsigned long long)(cs.d->first_seq + n) * cs.d->zone_sectors);
-	return zt_write_str(path, v);
+	return ktest_write_str(path, v);
 }
 
 static void step_inject(void)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <linux/aio_abi.h>
 #include <linux/blkzoned.h>
+#include "../file_util.h"
 
 #define NULLB_CONFIGFS	"/sys/kernel/config/nullb"
 
@@ -58,23 +59,6 @@ struct nullb {
 	char id[32];		/* <name>: the zonefs s_id, its sysfs directory name */
 };
 
-static inline int zt_write_str(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	if (n < 0) {
-		n = -errno;
-		close(fd);
-		return n;
-	}
-	close(fd);
-	return 0;
-}
-
 static inline int zt_read_str(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY);
@@ -98,7 +82,7 @@ static inline int zt_attr(const char *name, const char *attr, unsigned long val)
 
 	snprintf(path, sizeof(path), NULLB_CONFIGFS "/%s/%s", name, attr);
 	snprintf(v, sizeof(v), "%lu", val);
-	return zt_write_str(path, v);
+	return ktest_write_str(path, v);
 }
 
 static inline int zt_configfs(void)
