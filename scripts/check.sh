@@ -21,7 +21,7 @@ top_run=$RUNS/$(date +%Y%m%d-%H%M%S)-$FLAVOUR
 mkdir -p "$top_run"
 ln -sfn "$top_run" "$RUNS/latest"
 
-declare -A groups_of
+declare -A groups_of=()
 matrix_groups=()
 for gdir in "$TOP"/tests/*/; do
 	g=$(basename "$gdir")
