@@ -6,6 +6,7 @@
 #   ONLY_ARCHES=.. limit the architectures (default: every one a selected group runs on)
 #   MATRIX=0       skip the three-kernel check
 #   KDEBUG=1       the debug build of the kernel (configs/<arch>/debug/: KASAN, lockdep, ...)
+#   CHECK_JOBS=N   guests booted at once (default 2; 1 with KDEBUG=1)
 # With FLAVOUR=full, each selected group whose feature has landed (patches/$FEATURE exists) is
 # also run on stock (must pass: upstream's implementation is the reference) and on baseline
 # (must fail: the feature is absent there), and each of those verdicts is one more result row.
@@ -44,7 +45,25 @@ if [ ${#groups_of[@]} = 0 ]; then
 	exit 2
 fi
 
-# run_groups FLAVOUR DIR: build and run every selected group of every arch on one kernel.
+# Guests booted at once: a guest's vCPUs are mostly idle or one is busy (boot, one test
+# program at a time), so two of them keep both host cores at work (CHECK_JOBS=1: one at a time).
+# Debug kernels boot one at a time: their long fuzz runs are bounded in time.
+if [ "$KDEBUG" = 1 ]; then CHECK_JOBS=${CHECK_JOBS:-1}; else CHECK_JOBS=${CHECK_JOBS:-2}; fi
+
+# run_one FLAVOUR ARCH GROUP DIR: one group in one guest; its verdicts land in DIR/results.tsv.
+run_one() {
+	local flav=$1 a=$2 g=$3 dir=$4 DRIVER=
+	# shellcheck disable=SC1090
+	. "$TOP/tests/$g/group.conf"
+	if [ -n "$DRIVER" ]; then
+		FLAVOUR=$flav ARCH=$a "$TOP/tests/$g/$DRIVER" "$dir" || true
+	else
+		FLAVOUR=$flav ARCH=$a "$TOP/scripts/run-group.sh" "$g" "$dir" || true
+	fi
+}
+
+# run_groups FLAVOUR DIR: build and run every selected group of every arch on one kernel,
+# CHECK_JOBS guests at a time; the results are collected in the groups' order.
 run_groups() {
 	local flav=$1 dir=$2 a g
 	for a in x86_64 s390x; do
@@ -52,15 +71,14 @@ run_groups() {
 		FLAVOUR=$flav ARCH=$a "$TOP/scripts/build.sh"
 		FLAVOUR=$flav ARCH=$a "$TOP/scripts/initramfs.sh"
 		for g in ${groups_of[$a]}; do
+			while [ "$(jobs -rp | wc -l)" -ge "$CHECK_JOBS" ]; do
+				wait -n || true
+			done
 			stage "run $g ($a, $flav)"
-			DRIVER=
-			# shellcheck disable=SC1090
-			. "$TOP/tests/$g/group.conf"
-			if [ -n "$DRIVER" ]; then
-				FLAVOUR=$flav ARCH=$a "$TOP/tests/$g/$DRIVER" "$dir/$a/$g" || true
-			else
-				FLAVOUR=$flav ARCH=$a "$TOP/scripts/run-group.sh" "$g" "$dir/$a/$g" || true
-			fi
+			run_one "$flav" "$a" "$g" "$dir/$a/$g" &
+		done
+		wait
+		for g in ${groups_of[$a]}; do
 			cat "$dir/$a/$g/results.tsv" >>"$dir/results.tsv"
 		done
 	done
