@@ -47,7 +47,8 @@ fi
 
 # Guests booted at once (default 1).  CHECK_JOBS=2 cut a cold run's x86_64 group time by a
 # fifth, but under that load bpf-prog-bind-map-fuzz saw stock free its maps later than full
-# (a timing-dependent observation): one at a time until that group waits for the frees.
+# (a timing-dependent observation, since given a longer wait): one at a time until a cold
+# run with two guests is green.
 CHECK_JOBS=${CHECK_JOBS:-1}
 
 # run_one FLAVOUR ARCH GROUP DIR: one group in one guest; its verdicts land in DIR/results.tsv.
