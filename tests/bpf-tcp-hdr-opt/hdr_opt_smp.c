@@ -52,40 +52,9 @@ static int pin(int cpu)
 	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-static int listen_on(int fam, int port)
+static const char *lo_ip(int fam)
 {
-	union addr a;
-	socklen_t len = make_addr(fam, fam == AF_INET ? "127.0.0.1" : "::1", port, &a);
-	int fd, one = 1;
-
-	fd = socket(fam, SOCK_STREAM, 0);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, &a.sa, len) || listen(fd, 8)) {
-		close(fd);
-		return -errno;
-	}
-	sock_timeouts(fd, 5000);
-	return fd;
-}
-
-static int connect_to(int fam, int port)
-{
-	union addr a;
-	socklen_t len = make_addr(fam, fam == AF_INET ? "127.0.0.1" : "::1", port, &a);
-	int fd, one = 1;
-
-	fd = socket(fam, SOCK_STREAM, 0);
-	if (fd < 0)
-		return -errno;
-	sock_timeouts(fd, 5000);
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, &a.sa, len)) {
-		close(fd);
-		return -errno;
-	}
-	return fd;
+	return fam == AF_INET ? "127.0.0.1" : "::1";
 }
 
 #define FAIL(w, e) do { if (!(w)->err) (w)->err = (e); goto out; } while (0)
@@ -99,13 +68,14 @@ static void *work(void *arg)
 
 	if (pin(w->cpu))
 		FAIL(w, __LINE__);
-	srv = listen_on(w->fam, w->port);
+	srv = tcp_listen_port(w->fam, lo_ip(w->fam), w->port);
 	if (srv < 0)
 		FAIL(w, srv);
 	for (c = 0; c < CONNS; c++) {
-		cli = connect_to(w->fam, w->port);
+		cli = tcp_connect_port(w->fam, lo_ip(w->fam), w->port);
 		if (cli < 0)
 			FAIL(w, cli);
+		setsockopt(cli, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		acc = tcp_accept(srv);
 		if (acc < 0)
 			FAIL(w, acc);

@@ -330,11 +330,11 @@ static inline void sock_timeouts(int fd, int ms)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
-/* A listening socket on ip:SRV_PORT; a fresh IPv6 address may need a moment. */
-static inline int tcp_listen(int fam, const char *ip)
+/* A listening socket on ip:port; a fresh IPv6 address may need a moment. */
+static inline int tcp_listen_port(int fam, const char *ip, int port)
 {
 	union addr a;
-	socklen_t len = make_addr(fam, ip, SRV_PORT, &a);
+	socklen_t len = make_addr(fam, ip, port, &a);
 	int fd, one = 1, i, err;
 
 	fd = socket(fam, SOCK_STREAM, 0);
@@ -360,10 +360,15 @@ static inline int tcp_listen(int fam, const char *ip)
 	return fd;
 }
 
-static inline int tcp_connect(int fam, const char *ip)
+static inline int tcp_listen(int fam, const char *ip)
+{
+	return tcp_listen_port(fam, ip, SRV_PORT);
+}
+
+static inline int tcp_connect_port(int fam, const char *ip, int port)
 {
 	union addr a;
-	socklen_t len = make_addr(fam, ip, SRV_PORT, &a);
+	socklen_t len = make_addr(fam, ip, port, &a);
 	int fd, err, i;
 
 	for (i = 0; i < 50; i++) {
@@ -381,6 +386,11 @@ static inline int tcp_connect(int fam, const char *ip)
 		msleep(20);
 	}
 	return err;
+}
+
+static inline int tcp_connect(int fam, const char *ip)
+{
+	return tcp_connect_port(fam, ip, SRV_PORT);
 }
 
 static inline int tcp_accept(int srv)
