@@ -2,11 +2,28 @@
 # Build the guest initramfs for $ARCH/$FLAVOUR: busybox-static, /init, and every test group of
 # this arch with its programs compiled static against the flavour's UAPI headers (and its test
 # modules built against the flavour's kernel).  Output: $STAGE/initramfs.cpio.gz
+#   INITRAMFS_BENCH=0        leave the benchmarks (bench/*) out: make check does not run them
+#   INITRAMFS_GROUPS="a b"   only these test groups (and the groups their WITH_GROUPS name)
 . "$(dirname "$0")/lib.sh"
 
 stage "initramfs $ARCH-$FLAVOUR"
 root=$STAGE/initramfs
-rm -rf "$root" && mkdir -p "$root/tests" "$root/bench"
+# Libraries several directories link (libbpf, the KVM selftest library), built once.
+userlib=$STAGE/userlib
+rm -rf "$root" "$userlib" && mkdir -p "$root/tests" "$root/bench" "$userlib"
+dirs=("$TOP"/tests/*/)
+if [ -n "${INITRAMFS_GROUPS:-}" ]; then
+	dirs=()
+	for g in $INITRAMFS_GROUPS; do
+		WITH_GROUPS=
+		# shellcheck disable=SC1090
+		. "$TOP/tests/$g/group.conf"
+		for w in $g $WITH_GROUPS; do
+			case " ${dirs[*]} " in *" $TOP/tests/$w/ "*) ;; *) dirs+=("$TOP/tests/$w/") ;; esac
+		done
+	done
+fi
+[ "${INITRAMFS_BENCH:-1}" = 0 ] || dirs+=("$TOP"/bench/*/)
 log=$STAGE/initramfs.log
 : >"$log"
 
@@ -29,9 +46,17 @@ s390x)
 	tcc=s390x-linux-gnu-gcc ;;
 esac
 
+# The files every guest needs (base.list), then one list per group (lists/<kind>-<group>.list).
+# initramfs.cpio.gz has them all (make demo, shell); each group also gets an archive of the
+# base and itself (cpio/<kind>-<group>.cpio.gz), which run-group.sh boots: 1 to 5 MiB for the
+# guest to unpack instead of 50.
 list=$STAGE/initramfs.list
+lists=$STAGE/lists
+rm -rf "$lists" "$STAGE/cpio" && mkdir -p "$lists" "$STAGE/cpio"
 declare -A modbuilt
 {
+	echo "dir /tests 755 0 0"
+	echo "dir /bench 755 0 0"
 	echo "dir /bin 755 0 0"
 	echo "dir /sbin 755 0 0"
 	for d in dev proc sys tmp run root etc mnt usr usr/bin usr/sbin; do
@@ -45,14 +70,14 @@ declare -A modbuilt
 	echo "file /bin/ktest-tour $TOP/guest/ktest-tour 755 0 0"
 	echo "file /etc/passwd $TOP/guest/passwd 644 0 0"
 	echo "file /etc/group $TOP/guest/group 644 0 0"
-} >"$list"
+} >"$lists/base.list"
 
 # Test groups go to /tests/GROUP, benchmarks to /bench/NAME; both use group.conf.
-for gdir in "$TOP"/tests/*/ "$TOP"/bench/*/; do
+for gdir in "${dirs[@]}"; do
 	[ -f "$gdir/group.conf" ] || continue
 	g=$(basename "$gdir")
 	kind=$(basename "$(dirname "$gdir")")
-	ARCHES=x86_64 PROGS=
+	ARCHES=x86_64 PROGS= WITH_GROUPS=
 	# shellcheck disable=SC1091
 	. "$gdir/group.conf"
 	case " $ARCHES " in *" $ARCH "*) ;; *) continue ;; esac
@@ -64,8 +89,8 @@ for gdir in "$TOP"/tests/*/ "$TOP"/bench/*/; do
 		[ -f "$gdir/$f" ] && cp "$gdir/$f" "$dst/"
 	done
 	if [ -f "$gdir/Makefile" ]; then
-		logged "$log.$g" make -C "$gdir" OUTDIR="$dst" CC="$tcc" ARCH="$ARCH" \
-			KSRC="$SRC" KHDR="$OUT/usr/include" ||
+		logged "$log.$kind.$g" make -C "$gdir" OUTDIR="$dst" CC="$tcc" ARCH="$ARCH" \
+			KSRC="$SRC" KHDR="$OUT/usr/include" LIBOUT="$userlib" ||
 			{ echo "initramfs: building tests/$g failed" >&2; exit 1; }
 	fi
 	if [ -d "$gdir/module" ]; then
@@ -101,15 +126,30 @@ for gdir in "$TOP"/tests/*/ "$TOP"/bench/*/; do
 			[ -f "$ko" ] && cp "$ko" "$dst/"
 		done
 	fi
-	echo "dir /$kind/$g 755 0 0" >>"$list"
-	for f in "$dst"/*; do
-		[ -f "$f" ] || continue
-		mode=644; [ -x "$f" ] && mode=755
-		echo "file /$kind/$g/$(basename "$f") $f $mode 0 0" >>"$list"
-	done
+	{
+		echo "dir /$kind/$g 755 0 0"
+		for f in "$dst"/*; do
+			[ -f "$f" ] || continue
+			mode=644; [ -x "$f" ] && mode=755
+			echo "file /$kind/$g/$(basename "$f") $f $mode 0 0"
+		done
+	} >"$lists/$kind-$g.list"
+	# Tests groups whose files this one uses too (WITH_GROUPS in its group.conf).
+	for w in $WITH_GROUPS; do
+		echo "tests-$w"
+	done >"$lists/$kind-$g.with"
 done
-printf 'dir /tests 755 0 0\ndir /bench 755 0 0\n' | cat - "$list" >"$list.tmp" && mv "$list.tmp" "$list"
 
 gcpio=$KWORK/gen_init_cpio
 [ -x "$gcpio" ] || gcc -O2 -o "$gcpio" "$SRC/usr/gen_init_cpio.c"
+cat "$lists/base.list" "$lists"/*-*.list >"$list"
 "$gcpio" "$list" | gzip -1 >"$STAGE/initramfs.cpio.gz"
+for l in "$lists"/*-*.list; do
+	n=$(basename "$l" .list)
+	with=()
+	while read -r w; do
+		[ -f "$lists/$w.list" ] || { echo "initramfs: $n needs $w, not built" >&2; exit 1; }
+		with+=("$lists/$w.list")
+	done <"$lists/$n.with"
+	cat "$lists/base.list" "$l" "${with[@]}" | "$gcpio" /dev/stdin | gzip -1 >"$STAGE/cpio/$n.cpio.gz"
+done

@@ -9,6 +9,9 @@
 group=$1
 dir=${2:-$RUNS/manual/$ARCH-$FLAVOUR/$group}
 case $group in bench/*) gdir=$TOP/$group ;; *) gdir=$TOP/tests/$group ;; esac
+# The group's own archive (its files and the base), else the one with every group.
+initrd=$STAGE/cpio/$(basename "$(dirname "$gdir")")-$(basename "$gdir").cpio.gz
+[ -f "$initrd" ] || initrd=$STAGE/initramfs.cpio.gz
 [ -f "$gdir/group.conf" ] || { echo "run-group: no test group '$group'" >&2; exit 2; }
 TIMEOUT=300 MEM=2G SMP=2 KUNIT_FILTER= KUNIT_FLAVOURS= CMDLINE= ICOUNT=0 EXPECTED_WARN=
 FUZZ_CASES=1000 FUZZ_CASES_FULL=10000
@@ -62,7 +65,7 @@ printf '%q ' "${qemu[@]}" >"$dir/qemu.cmd"
 rc=0
 timeout --kill-after=10 "$TIMEOUT" "${qemu[@]}" "${res[@]}" \
 	-display none -no-reboot -net none -monitor none "${con[@]}" \
-	-kernel "$OUT/$IMAGE" -initrd "$STAGE/initramfs.cpio.gz" -append "$cmdline" \
+	-kernel "$OUT/$IMAGE" -initrd "$initrd" -append "$cmdline" \
 	"${extra[@]}" </dev/null >"$dir/qemu.log" 2>&1 || rc=$?
 # Disk images a host-setup made are scratch: the results are what stays.
 rm -f "$dir"/*.img

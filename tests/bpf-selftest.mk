@@ -9,32 +9,36 @@
 # libbpf is the flavour tree's (tools/lib/bpf), built static; BPF objects are built with
 # Debian's clang and turned into skeletons with Debian's bpftool.  Programs that include
 # vmlinux.h get one dumped from the flavour's own vmlinux BTF ($(KHDR) is <build>/usr/include).
+# libbpf, its headers and vmlinux.h go to $(LIBOUT), which scripts/initramfs.sh shares between
+# the groups of one initramfs: built once, not once per group.
 BPFSEL := $(KSRC)/tools/testing/selftests/bpf
 BPFOUT := $(OUTDIR)/.bpf
-LIBBPF_OUT := $(BPFOUT)/libbpf
+$(shell mkdir -p $(BPFOUT))
+LIBBPF_OUT := $(LIBOUT)/libbpf
 LIBBPF_A := $(LIBBPF_OUT)/libbpf.a
-BPF_INC := $(BPFOUT)/include
+BPF_INC := $(LIBOUT)/include
+VMLINUX_H := $(LIBOUT)/vmlinux.h
 KOUT := $(abspath $(KHDR)/../..)
 CLANG ?= clang
 BPFTOOL ?= bpftool
 
-BPF_CFLAGS := -O2 -g -Wall -static -I$(BPFOUT) -I$(BPFSEL) -I$(BPF_INC) \
+BPF_CFLAGS := -O2 -g -Wall -static -I$(BPFOUT) -I$(LIBOUT) -I$(BPFSEL) -I$(BPF_INC) \
 	-I$(KSRC)/tools/include -I$(KSRC)/tools/include/uapi
 BPF_LIBS := $(LIBBPF_A) -lelf -lz -lpthread
 CLANG_BPF_FLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -mlittle-endian \
-	-Wno-compare-distinct-pointer-types -I$(BPFOUT) -I$(BPFSEL) -I$(BPF_INC) \
+	-Wno-compare-distinct-pointer-types -I$(BPFOUT) -I$(LIBOUT) -I$(BPFSEL) -I$(BPF_INC) \
 	-I$(KSRC)/tools/include/uapi -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
 
 $(LIBBPF_A):
 	mkdir -p $(LIBBPF_OUT) $(BPF_INC)
 	$(MAKE) -s -C $(KSRC)/tools/lib/bpf OUTPUT=$(abspath $(LIBBPF_OUT))/ \
-		DESTDIR=$(abspath $(BPFOUT)) prefix= BUILD_STATIC_ONLY=1 \
+		DESTDIR=$(abspath $(LIBOUT)) prefix= BUILD_STATIC_ONLY=1 \
 		EXTRA_CFLAGS=-O2 $(abspath $(LIBBPF_A)) install_headers
 
-$(BPFOUT)/vmlinux.h: $(KOUT)/vmlinux $(LIBBPF_A)
+$(VMLINUX_H): $(KOUT)/vmlinux $(LIBBPF_A)
 	$(BPFTOOL) btf dump file $< format c > $@.tmp && mv $@.tmp $@
 
-$(BPFOUT)/%.bpf.o: $(BPFSEL)/progs/%.c $(LIBBPF_A) $(BPFOUT)/vmlinux.h
+$(BPFOUT)/%.bpf.o: $(BPFSEL)/progs/%.c $(LIBBPF_A) $(VMLINUX_H)
 	$(CLANG) $(CLANG_BPF_FLAGS) -c $< -o $@
 
 $(BPFOUT)/%.skel.h: $(BPFOUT)/%.bpf.o

@@ -6,6 +6,9 @@
 # HEADERS (the local headers they include), then includes this file.
 CC ?= gcc
 OUTDIR ?= .
+# What several directories build alike (libbpf, the KVM selftest library): scripts/initramfs.sh
+# points every directory of one initramfs at the same LIBOUT.
+LIBOUT ?= $(OUTDIR)/.lib
 CFLAGS := -O2 -g -Wall -static -I$(KSRC)/tools/testing/selftests -isystem $(KHDR)
 
 all: $(addprefix $(OUTDIR)/,$(PROGS))

@@ -9,10 +9,11 @@
 #
 # The tree's Makefile takes the UAPI headers from LINUX_HDR_PATH (-I, default <tree>/usr/include)
 # and KHDR_INCLUDES (-isystem, lib.mk's default is the same): both are pointed at $(KHDR).
-# Its objects (and the tests) go to OUTPUT=$(KVM_OUT), under $(OUTDIR)/.kvm, never into KSRC;
-# 6.1 links the objects into each test directly, we also archive them into libkvm.a.
+# Its objects (and the tests) go to OUTPUT=$(KVM_OUT), under $(LIBOUT)/kvm, never into KSRC:
+# one library for all the groups of an initramfs.  6.1 links the objects into each test
+# directly, we also archive them into libkvm.a.
 KVM_SRC := $(KSRC)/tools/testing/selftests/kvm
-KVM_OUT := $(abspath $(OUTDIR))/.kvm
+KVM_OUT := $(abspath $(LIBOUT))/kvm
 LIBKVM_A := $(KVM_OUT)/libkvm.a
 KVM_MAKE := $(MAKE) -C $(KVM_SRC) OUTPUT=$(KVM_OUT) ARCH=x86_64 CC="$(CC)" \
 	EXTRA_CFLAGS=-static LINUX_HDR_PATH=$(KHDR)/ KHDR_INCLUDES="-isystem $(KHDR)"
