@@ -89,7 +89,7 @@ for gdir in "${dirs[@]}"; do
 		[ -f "$gdir/$f" ] && cp "$gdir/$f" "$dst/"
 	done
 	if [ -f "$gdir/Makefile" ]; then
-		logged "$log.$kind.$g" make -C "$gdir" OUTDIR="$dst" CC="$tcc" ARCH="$ARCH" \
+		logged "$log.$kind.$g" make -j"$(nproc)" -C "$gdir" OUTDIR="$dst" CC="$tcc" ARCH="$ARCH" \
 			KSRC="$SRC" KHDR="$OUT/usr/include" LIBOUT="$userlib" ||
 			{ echo "initramfs: building tests/$g failed" >&2; exit 1; }
 	fi

@@ -14,7 +14,7 @@ initrd=$STAGE/cpio/$(basename "$(dirname "$gdir")")-$(basename "$gdir").cpio.gz
 [ -f "$initrd" ] || initrd=$STAGE/initramfs.cpio.gz
 [ -f "$gdir/group.conf" ] || { echo "run-group: no test group '$group'" >&2; exit 2; }
 TIMEOUT=300 MEM=2G SMP=2 KUNIT_FILTER= KUNIT_FLAVOURS= CMDLINE= ICOUNT=0 EXPECTED_WARN=
-FUZZ_CASES=1000 FUZZ_CASES_FULL=10000
+FUZZ_CASES=1000 FUZZ_CASES_FULL=10000 FUZZ_CASES_BASELINE=100
 # shellcheck disable=SC1091
 . "$gdir/group.conf"
 # Debug kernels (KASAN, lockdep, kmemleak) run several times slower: give them the time.
@@ -36,6 +36,10 @@ cmdline="panic=-1 oops=panic softlockup_panic=1 ktest.group=$group $CMDLINE"
 # cases), a short run by default and the full one on debug kernels or when FUZZ_CASES says.
 seed=${KTEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 [ "$KDEBUG" != 1 ] || FUZZ_CASES=$FUZZ_CASES_FULL
+# On baseline the feature is absent and every fuzz group fails on its first probe; the cases
+# are compared between stock and full only, so baseline runs few of them (clean errors for
+# random input on a kernel without the feature), not the hundreds of seconds of the full set.
+[ "$FLAVOUR" != baseline ] || FUZZ_CASES=$FUZZ_CASES_BASELINE
 # A fuzz program stops drawing cases after KTEST_FUZZ_SECONDS (seven tenths of the group's
 # timeout, which debug kernels multiply by four) and says how many it ran.
 cmdline="$cmdline ktest.seed=$seed ktest.fuzz_cases=${KTEST_FUZZ_CASES:-$FUZZ_CASES}"
