@@ -6,7 +6,7 @@
 #   ONLY_ARCHES=.. limit the architectures (default: every one a selected group runs on)
 #   MATRIX=0       skip the three-kernel check
 #   KDEBUG=1       the debug build of the kernel (configs/<arch>/debug/: KASAN, lockdep, ...)
-#   CHECK_JOBS=N   guests booted at once (default 2)
+#   CHECK_JOBS=N   guests booted at once (default 2; 1 with KDEBUG=1)
 # With FLAVOUR=full, each selected group whose feature has landed (patches/$FEATURE exists) is
 # also run on stock (must pass: upstream's implementation is the reference) and on baseline
 # (must fail: the feature is absent there), and each of those verdicts is one more result row.
@@ -45,10 +45,9 @@ if [ ${#groups_of[@]} = 0 ]; then
 	exit 2
 fi
 
-# Guests booted at once (default 2): a guest alone leaves a CPU idle much of the time.  The
-# one observation that was timing-dependent under two guests (bpf-prog-bind-map-fuzz: when
-# stock frees its maps) now waits up to 20 s.
-CHECK_JOBS=${CHECK_JOBS:-2}
+# Guests booted at once: a guest alone leaves a CPU idle much of the time, so two by default.
+# Debug kernels boot one at a time: their long fuzz runs are bounded in time.
+if [ "$KDEBUG" = 1 ]; then CHECK_JOBS=${CHECK_JOBS:-1}; else CHECK_JOBS=${CHECK_JOBS:-2}; fi
 
 # The kernels the run needs, in the order their groups run: every x86_64 kernel before the
 # s390x ones (whose groups are short, so little runs after the last build), and on each arch

@@ -22,11 +22,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include "kselftest_harness.h"
-
-static long sys_bpf(int cmd, union bpf_attr *attr, unsigned int size)
-{
-	return syscall(__NR_bpf, cmd, attr, size);
-}
+#include "bm_util.h"
 
 static int map_create(enum bpf_map_type type, unsigned int value_size)
 {
@@ -69,19 +65,6 @@ static long bind_map(int prog_fd, int map_fd, unsigned int flags)
 	a.prog_bind_map.map_fd = map_fd;
 	a.prog_bind_map.flags = flags;
 	return sys_bpf(BPF_PROG_BIND_MAP, &a, sizeof(a)) ? -errno : 0;
-}
-
-static unsigned int map_id(int map_fd)
-{
-	struct bpf_map_info info;
-	union bpf_attr a;
-
-	memset(&info, 0, sizeof(info));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = map_fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (unsigned long)&info;
-	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? 0 : info.id;
 }
 
 /* The program's map ids: their count (up to @max stored in @ids), or -errno. */

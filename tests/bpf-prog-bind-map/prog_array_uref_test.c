@@ -23,11 +23,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include "kselftest_harness.h"
-
-static long sys_bpf(int cmd, union bpf_attr *attr, unsigned int size)
-{
-	return syscall(__NR_bpf, cmd, attr, size);
-}
+#include "bm_util.h"
 
 static int map_create(enum bpf_map_type type)
 {
@@ -39,19 +35,6 @@ static int map_create(enum bpf_map_type type)
 	a.value_size = 4;
 	a.max_entries = 1;
 	return sys_bpf(BPF_MAP_CREATE, &a, sizeof(a));
-}
-
-static unsigned int map_id(int fd)
-{
-	struct bpf_map_info info;
-	union bpf_attr a;
-
-	memset(&info, 0, sizeof(info));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (unsigned long)&info;
-	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? 0 : info.id;
 }
 
 static int fd_by_id(unsigned int id)
