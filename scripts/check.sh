@@ -49,18 +49,18 @@ fi
 # Debug kernels boot one at a time: their long fuzz runs are bounded in time.
 if [ "$KDEBUG" = 1 ]; then CHECK_JOBS=${CHECK_JOBS:-1}; else CHECK_JOBS=${CHECK_JOBS:-2}; fi
 
-# The kernels the run needs, in the order their groups run: every x86_64 kernel before the
-# s390x ones (whose groups are short, so little runs after the last build), and on each arch
-# the flavour under test, then (for the three-kernel check) stock and baseline, which run only
-# the groups of landed features.
+# The kernels the run needs, in the order they are built and their groups run: the flavour
+# under test, then (for the three-kernel check) stock and baseline, which run only the groups
+# of landed features; within a flavour x86_64, then s390x (built from the same state of the
+# tree, beside x86_64's initramfs: scripts/stage-kernels.sh).
 flavours=("$FLAVOUR")
 if [ "$FLAVOUR" = full ] && [ "${MATRIX:-1}" = 1 ] && [ ${#matrix_groups[@]} -gt 0 ]; then
 	flavours+=(stock baseline)
 fi
 declare -A run_groups_of=()
 plan=()
-for a in x86_64 s390x; do
-	for flav in "${flavours[@]}"; do
+for flav in "${flavours[@]}"; do
+	for a in x86_64 s390x; do
 		keep=""
 		for g in ${groups_of[$a]:-}; do
 			[ "$flav" = "$FLAVOUR" ] || case " ${matrix_groups[*]} " in

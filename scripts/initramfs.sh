@@ -72,6 +72,33 @@ declare -A modbuilt
 	echo "file /etc/group $TOP/guest/group 644 0 0"
 } >"$lists/base.list"
 
+# The programs of a group are the same on every flavour of an arch when the group builds from
+# the repository, the tree's tools/ and the UAPI headers alone: the series touches neither
+# tools/ nor include/uapi.  They are built on the first flavour and copied on the others, from
+# $KWORK/progcache/<arch>/<key>; the key hashes the test sources (tests/ and bench/, which
+# include each other's headers), this script, the compiler, the installed UAPI headers and
+# tools/ as committed.  Not cached: groups that build BPF objects against the flavour's own
+# vmlinux.h (bpf-selftest.mk), and kernel modules (below), which are built per flavour.
+progcache=
+if [ -z "$(git -C "$SRC" status --porcelain -- tools 2>/dev/null)" ] &&
+   tools_tree=$(git -C "$SRC" rev-parse -q --verify HEAD:tools 2>/dev/null); then
+	progcache=$KWORK/progcache/$ARCH
+	progkey=$( {
+		echo "$ARCH $tools_tree"
+		"$tcc" --version | head -1
+		(cd "$TOP" && find tests bench scripts/initramfs.sh -type f -print0 | sort -z |
+			xargs -0 sha256sum)
+		(cd "$OUT/usr/include" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+	} | sha256sum | cut -c1-32)
+	mkdir -p "$progcache"
+	# Entries of other keys (older sources) are dropped after a week.
+	find "$progcache" -mindepth 1 -maxdepth 1 -mtime +7 -exec rm -rf {} + 2>/dev/null || true
+	# libbpf (static, and its headers) is built from tools/ alone too.
+	if [ -d "$progcache/$progkey-libbpf" ]; then
+		cp -a "$progcache/$progkey-libbpf/." "$userlib/" && touch "$progcache/$progkey-libbpf"
+	fi
+fi
+
 # Test groups go to /tests/GROUP, benchmarks to /bench/NAME; both use group.conf.
 for gdir in "${dirs[@]}"; do
 	[ -f "$gdir/group.conf" ] || continue
@@ -89,9 +116,23 @@ for gdir in "${dirs[@]}"; do
 		[ -f "$gdir/$f" ] && cp "$gdir/$f" "$dst/"
 	done
 	if [ -f "$gdir/Makefile" ]; then
-		logged "$log.$kind.$g" make -j"$(nproc)" -C "$gdir" OUTDIR="$dst" CC="$tcc" ARCH="$ARCH" \
-			KSRC="$SRC" KHDR="$OUT/usr/include" LIBOUT="$userlib" ||
-			{ echo "initramfs: building tests/$g failed" >&2; exit 1; }
+		cached=
+		if [ -n "$progcache" ] && ! grep -q 'bpf-selftest\.mk' "$gdir/Makefile"; then
+			cached=$progcache/$progkey-$kind-$g
+		fi
+		if [ -n "$cached" ] && [ -d "$cached" ]; then
+			cp -a "$cached/." "$dst/" && touch "$cached"
+			echo "copied from $cached" >"$log.$kind.$g"
+		else
+			logged "$log.$kind.$g" make -j"$(nproc)" -C "$gdir" OUTDIR="$dst" CC="$tcc" \
+				ARCH="$ARCH" KSRC="$SRC" KHDR="$OUT/usr/include" LIBOUT="$userlib" ||
+				{ echo "initramfs: building tests/$g failed" >&2; exit 1; }
+			if [ -n "$cached" ]; then
+				rm -rf "$cached.tmp.$$" && cp -a "$dst" "$cached.tmp.$$" &&
+					mv -T "$cached.tmp.$$" "$cached" 2>/dev/null ||
+					rm -rf "$cached.tmp.$$"
+			fi
+		fi
 	fi
 	if [ -d "$gdir/module" ]; then
 		# Groups that share a module folder (a symlink) share its build.
@@ -140,8 +181,17 @@ for gdir in "${dirs[@]}"; do
 	done >"$lists/$kind-$g.with"
 done
 
+if [ -n "$progcache" ] && [ ! -d "$progcache/$progkey-libbpf" ] && [ -f "$userlib/libbpf/libbpf.a" ]
+then
+	t=$progcache/$progkey-libbpf.tmp.$$
+	rm -rf "$t" && mkdir -p "$t" && cp -a "$userlib/libbpf" "$userlib/include" "$t/" &&
+		mv -T "$t" "$progcache/$progkey-libbpf" 2>/dev/null || rm -rf "$t"
+fi
+
 gcpio=$KWORK/gen_init_cpio
-[ -x "$gcpio" ] || gcc -O2 -o "$gcpio" "$SRC/usr/gen_init_cpio.c"
+# (The x86_64 and s390x initramfs of one flavour are built at the same time: no half-written
+# binary for the other to run.)
+[ -x "$gcpio" ] || { gcc -O2 -o "$gcpio.$$" "$SRC/usr/gen_init_cpio.c" && mv -f "$gcpio.$$" "$gcpio"; }
 cat "$lists/base.list" "$lists"/*-*.list >"$list"
 "$gcpio" "$list" | gzip -1 >"$STAGE/initramfs.cpio.gz"
 for l in "$lists"/*-*.list; do
