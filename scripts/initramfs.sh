@@ -80,6 +80,17 @@ declare -A modbuilt
 # tools/ as committed.  Not cached: groups that build BPF objects against the flavour's own
 # vmlinux.h (bpf-selftest.mk), and kernel modules (below), which are built per flavour.
 progcache=
+# cache_put ENTRY FILE...: copy FILE... into the cache entry, whole or not at all (another
+# build may be writing the same entry).
+cache_put() {
+	local entry=$1 t=$1.tmp.$$
+	shift
+	rm -rf "$t"
+	if mkdir -p "$t" && cp -a "$@" "$t/" && mv -T "$t" "$entry" 2>/dev/null; then
+		return 0
+	fi
+	rm -rf "$t"
+}
 if [ -z "$(git -C "$SRC" status --porcelain -- tools 2>/dev/null)" ] &&
    tools_tree=$(git -C "$SRC" rev-parse -q --verify HEAD:tools 2>/dev/null); then
 	progcache=$KWORK/progcache/$ARCH
@@ -127,11 +138,7 @@ for gdir in "${dirs[@]}"; do
 			logged "$log.$kind.$g" make -j"$(nproc)" -C "$gdir" OUTDIR="$dst" CC="$tcc" \
 				ARCH="$ARCH" KSRC="$SRC" KHDR="$OUT/usr/include" LIBOUT="$userlib" ||
 				{ echo "initramfs: building tests/$g failed" >&2; exit 1; }
-			if [ -n "$cached" ]; then
-				rm -rf "$cached.tmp.$$" && cp -a "$dst" "$cached.tmp.$$" &&
-					mv -T "$cached.tmp.$$" "$cached" 2>/dev/null ||
-					rm -rf "$cached.tmp.$$"
-			fi
+			[ -z "$cached" ] || cache_put "$cached" "$dst/."
 		fi
 	fi
 	if [ -d "$gdir/module" ]; then
@@ -183,9 +190,7 @@ done
 
 if [ -n "$progcache" ] && [ ! -d "$progcache/$progkey-libbpf" ] && [ -f "$userlib/libbpf/libbpf.a" ]
 then
-	t=$progcache/$progkey-libbpf.tmp.$$
-	rm -rf "$t" && mkdir -p "$t" && cp -a "$userlib/libbpf" "$userlib/include" "$t/" &&
-		mv -T "$t" "$progcache/$progkey-libbpf" 2>/dev/null || rm -rf "$t"
+	cache_put "$progcache/$progkey-libbpf" "$userlib/libbpf" "$userlib/include"
 fi
 
 gcpio=$KWORK/gen_init_cpio
