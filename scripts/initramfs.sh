@@ -132,7 +132,9 @@ for gdir in "${dirs[@]}"; do
 			cached=$progcache/$progkey-$kind-$g
 		fi
 		if [ -n "$cached" ] && [ -d "$cached" ]; then
-			cp -a "$cached/." "$dst/" && touch "$cached"
+			cp -a "$cached/." "$dst/" ||
+				{ echo "initramfs: copying $cached failed" >&2; exit 1; }
+			touch "$cached"
 			echo "copied from $cached" >"$log.$kind.$g"
 		else
 			logged "$log.$kind.$g" make -j"$(nproc)" -C "$gdir" OUTDIR="$dst" CC="$tcc" \
