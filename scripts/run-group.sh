@@ -21,12 +21,6 @@ FUZZ_CASES=1000 FUZZ_CASES_FULL=10000 FUZZ_CASES_BASELINE=100
 [ "$KDEBUG" != 1 ] || TIMEOUT=$((TIMEOUT * 4))
 TIMEOUT=${KTEST_TIMEOUT:-$TIMEOUT}
 rm -rf "$dir" && mkdir -p "$dir"
-
-extra=()
-if [ -x "$gdir/host-setup" ]; then
-	# The group's host-side preparation (disk images ...) prints extra QEMU arguments.
-	mapfile -t extra < <(ARCH=$ARCH "$gdir/host-setup" "$dir")
-fi
 cmdline="panic=-1 oops=panic softlockup_panic=1 ktest.group=$group $CMDLINE"
 # KASAN under TCG runs long stretches (ACPI at boot) far slower than any real CPU: stall and
 # lockup detectors keep watching, with thresholds that fit an emulated debug kernel.
@@ -66,13 +60,34 @@ s390x)
 esac
 [ "$ICOUNT" = 1 ] && qemu+=(-icount shift=0,sleep=off)
 printf '%q ' "${qemu[@]}" >"$dir/qemu.cmd"
-rc=0
-timeout --kill-after=10 "$TIMEOUT" "${qemu[@]}" "${res[@]}" \
-	-display none -no-reboot -net none -monitor none "${con[@]}" \
-	-kernel "$OUT/$IMAGE" -initrd "$initrd" -append "$cmdline" \
-	"${extra[@]}" </dev/null >"$dir/qemu.log" 2>&1 || rc=$?
-# Disk images a host-setup made are scratch: the results are what stays.
-rm -f "$dir"/*.img
+
+# boot: one boot of the group; QEMU's exit status in rc.
+boot() {
+	local extra=()
+	if [ -x "$gdir/host-setup" ]; then
+		# The group's host-side preparation (disk images ...) prints extra QEMU arguments.
+		mapfile -t extra < <(ARCH=$ARCH "$gdir/host-setup" "$dir")
+	fi
+	rc=0
+	timeout --kill-after=10 "$TIMEOUT" "${qemu[@]}" "${res[@]}" \
+		-display none -no-reboot -net none -monitor none "${con[@]}" \
+		-kernel "$OUT/$IMAGE" -initrd "$initrd" -append "$cmdline" \
+		"${extra[@]}" </dev/null >"$dir/qemu.log" 2>&1 || rc=$?
+	# Disk images a host-setup made are scratch: the results are what stays.
+	rm -f "$dir"/*.img
+}
+boot
+# QEMU itself killed by a signal other than the timeout's (124: TERM, 137: KILL) is the
+# emulator crashing, not a verdict on the kernel (a SIGSEGV of qemu-system-x86_64 in the
+# middle of the guest's PCI scan, seen once in a day of runs on this machine).  The group boots once
+# more; the first attempt's files stay in qemu-crash/.  A second crash is judged as it is.
+if [ $rc -gt 128 ] && [ $rc != 137 ]; then
+	echo "run-group: QEMU died of signal $((rc - 128)) running $group ($ARCH, $FLAVOUR);" \
+		"booting again (first attempt: $dir/qemu-crash)" >&2
+	mkdir -p "$dir/qemu-crash"
+	mv "$dir/console.log" "$dir/results.ktap" "$dir/qemu.log" "$dir/qemu-crash/" 2>/dev/null || true
+	boot
+fi
 timed=()
 [ $rc = 124 ] || [ $rc = 137 ] && timed=(--timed-out "$TIMEOUT")
 [ $rc = 0 ] || [ ${#timed[@]} != 0 ] || echo "run-group: QEMU exited with status $rc (see $dir/qemu.log)" >&2
