@@ -91,6 +91,11 @@ cache_put() {
 	fi
 	rm -rf "$t"
 }
+# cache_get ENTRY DIR: copy the cache entry's files into DIR; stop the build if that fails.
+cache_get() {
+	cp -a "$1/." "$2/" || { echo "initramfs: copying $1 failed" >&2; exit 1; }
+	touch "$1"
+}
 if [ -z "$(git -C "$SRC" status --porcelain -- tools 2>/dev/null)" ] &&
    tools_tree=$(git -C "$SRC" rev-parse -q --verify HEAD:tools 2>/dev/null); then
 	progcache=$KWORK/progcache/$ARCH
@@ -105,9 +110,7 @@ if [ -z "$(git -C "$SRC" status --porcelain -- tools 2>/dev/null)" ] &&
 	# Entries of other keys (older sources) are dropped after a week.
 	find "$progcache" -mindepth 1 -maxdepth 1 -mtime +7 -exec rm -rf {} + 2>/dev/null || true
 	# libbpf (static, and its headers) is built from tools/ alone too.
-	if [ -d "$progcache/$progkey-libbpf" ]; then
-		cp -a "$progcache/$progkey-libbpf/." "$userlib/" && touch "$progcache/$progkey-libbpf"
-	fi
+	[ ! -d "$progcache/$progkey-libbpf" ] || cache_get "$progcache/$progkey-libbpf" "$userlib"
 fi
 
 # Test groups go to /tests/GROUP, benchmarks to /bench/NAME; both use group.conf.
@@ -132,9 +135,7 @@ for gdir in "${dirs[@]}"; do
 			cached=$progcache/$progkey-$kind-$g
 		fi
 		if [ -n "$cached" ] && [ -d "$cached" ]; then
-			cp -a "$cached/." "$dst/" ||
-				{ echo "initramfs: copying $cached failed" >&2; exit 1; }
-			touch "$cached"
+			cache_get "$cached" "$dst"
 			echo "copied from $cached" >"$log.$kind.$g"
 		else
 			logged "$log.$kind.$g" make -j"$(nproc)" -C "$gdir" OUTDIR="$dst" CC="$tcc" \
@@ -198,7 +199,10 @@ fi
 gcpio=$KWORK/gen_init_cpio
 # (The x86_64 and s390x initramfs of one flavour are built at the same time: no half-written
 # binary for the other to run.)
-[ -x "$gcpio" ] || { gcc -O2 -o "$gcpio.$$" "$SRC/usr/gen_init_cpio.c" && mv -f "$gcpio.$$" "$gcpio"; }
+if [ ! -x "$gcpio" ]; then
+	gcc -O2 -o "$gcpio.$$" "$SRC/usr/gen_init_cpio.c"
+	mv -f "$gcpio.$$" "$gcpio"
+fi
 cat "$lists/base.list" "$lists"/*-*.list >"$list"
 "$gcpio" "$list" | gzip -1 >"$STAGE/initramfs.cpio.gz"
 for l in "$lists"/*-*.list; do

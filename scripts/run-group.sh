@@ -79,8 +79,9 @@ boot() {
 boot
 # QEMU itself killed by a signal other than the timeout's (124: TERM, 137: KILL) is the
 # emulator crashing, not a verdict on the kernel (a SIGSEGV of qemu-system-x86_64 in the
-# middle of the guest's PCI scan, seen once in a day of runs on this machine).  The group boots once
-# more; the first attempt's files stay in qemu-crash/.  A second crash is judged as it is.
+# middle of the guest's PCI scan, seen once in a day of runs on this machine).  The group
+# boots once more; the first attempt's files stay in qemu-crash/.  A second crash is judged
+# as it is.
 if [ $rc -gt 128 ] && [ $rc != 137 ]; then
 	echo "run-group: QEMU died of signal $((rc - 128)) running $group ($ARCH, $FLAVOUR);" \
 		"booting again (first attempt: $dir/qemu-crash)" >&2
