@@ -26,7 +26,7 @@ declare -A groups_of=()
 matrix_groups=()
 for gdir in "$TOP"/tests/*/; do
 	g=$(basename "$gdir")
-	ARCHES=x86_64 DEFAULT=1 FEATURE=
+	ARCHES=x86_64 DEFAULT=1 FEATURE= ANY_KERNEL=0
 	# shellcheck disable=SC1091
 	. "$gdir/group.conf"
 	if [ -n "$pattern" ]; then
@@ -38,7 +38,11 @@ for gdir in "$TOP"/tests/*/; do
 	for a in $ARCHES; do
 		case " ${ONLY_ARCHES:-$a} " in *" $a "*) groups_of[$a]+="$g " ;; esac
 	done
-	[ -n "$FEATURE" ] && [ -d "$TOP/patches/$FEATURE" ] && matrix_groups+=("$g")
+	# A landed feature's group, or one that tests nothing the series changes (ANY_KERNEL=1:
+	# the harness itself, upstream suites of untouched code), runs on all three kernels.
+	if { [ -n "$FEATURE" ] && [ -d "$TOP/patches/$FEATURE" ]; } || [ "$ANY_KERNEL" = 1 ]; then
+		matrix_groups+=("$g")
+	fi
 done
 if [ ${#groups_of[@]} = 0 ]; then
 	echo "check: no test group matches '${pattern:-<default>}'" >&2

@@ -68,6 +68,8 @@ declare -A modbuilt
 	echo "file /init $TOP/guest/init 755 0 0"
 	echo "file /bin/ktest-run-group $TOP/guest/ktest-run-group 755 0 0"
 	echo "file /bin/ktest-tour $TOP/guest/ktest-tour 755 0 0"
+	echo "file /bin/ktest-hostroot $TOP/guest/ktest-hostroot 755 0 0"
+	echo "file /bin/ktest-hostroot-init $TOP/guest/ktest-hostroot-init 755 0 0"
 	echo "file /etc/passwd $TOP/guest/passwd 644 0 0"
 	echo "file /etc/group $TOP/guest/group 644 0 0"
 } >"$lists/base.list"
@@ -118,7 +120,7 @@ for gdir in "${dirs[@]}"; do
 	[ -f "$gdir/group.conf" ] || continue
 	g=$(basename "$gdir")
 	kind=$(basename "$(dirname "$gdir")")
-	ARCHES=x86_64 PROGS= WITH_GROUPS=
+	ARCHES=x86_64 PROGS= WITH_GROUPS= INSTALL_DIRS=
 	# shellcheck disable=SC1091
 	. "$gdir/group.conf"
 	case " $ARCHES " in *" $ARCH "*) ;; *) continue ;; esac
@@ -183,6 +185,21 @@ for gdir in "${dirs[@]}"; do
 			[ -f "$f" ] || continue
 			mode=644; [ -x "$f" ] && mode=755
 			echo "file /$kind/$g/$(basename "$f") $f $mode 0 0"
+		done
+		# Directories the group's build installs whole (a kselftest install tree).
+		for sub in $INSTALL_DIRS; do
+			[ -d "$dst/$sub" ] || { echo "initramfs: tests/$g did not install $sub" >&2; exit 1; }
+			(cd "$dst" && find "$sub" | LC_ALL=C sort) | while read -r rel; do
+				f=$dst/$rel
+				if [ -L "$f" ]; then
+					echo "slink /$kind/$g/$rel $(readlink "$f") 777 0 0"
+				elif [ -d "$f" ]; then
+					echo "dir /$kind/$g/$rel 755 0 0"
+				elif [ -f "$f" ]; then
+					mode=644; [ -x "$f" ] && mode=755
+					echo "file /$kind/$g/$rel $f $mode 0 0"
+				fi
+			done
 		done
 	} >"$lists/$kind-$g.list"
 	# Tests groups whose files this one uses too (WITH_GROUPS in its group.conf).

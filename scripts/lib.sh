@@ -60,3 +60,14 @@ logged() {
 		return 1
 	fi
 }
+
+# What a host-root guest (GUEST=hostroot) must not see of the host: homes, temporary
+# directories, the checkout, the directory it lives in (shared/, other clones) and the work dir.
+# scripts/hostroot-view.sh covers each with an empty tmpfs in the exported view.
+hostroot_hidden() {
+	echo /root /home /tmp /var/tmp "$TOP" "$KWORK"
+	[ "$(dirname "$TOP")" = / ] || dirname "$TOP"
+}
+
+# Where hostroot-selftest's host-setup leaves its canary files (in the exported view).
+hostroot_canary_dir() { echo /var/lib/kdev-hostroot; }

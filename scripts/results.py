@@ -170,6 +170,9 @@ def main():
             return ""
     console = read("console.log")
     rows = parse_ktap(read("results.ktap"))
+    # A group's host-check (run on the host after the boot) reports in KTAP of its own.
+    if os.path.exists(os.path.join(a.rundir, "host.ktap")):
+        rows += [("host: " + n, st, det) for n, st, det in parse_ktap(read("host.ktap"))]
     if a.kunit:
         krows, kout = parse_kunit(console, a.ksrc)
         rows += krows

@@ -14,9 +14,11 @@ initrd=$STAGE/cpio/$(basename "$(dirname "$gdir")")-$(basename "$gdir").cpio.gz
 [ -f "$initrd" ] || initrd=$STAGE/initramfs.cpio.gz
 [ -f "$gdir/group.conf" ] || { echo "run-group: no test group '$group'" >&2; exit 2; }
 TIMEOUT=300 MEM=2G SMP=2 KUNIT_FILTER= KUNIT_FLAVOURS= CMDLINE= ICOUNT=0 EXPECTED_WARN=
+GUEST=busybox
 FUZZ_CASES=1000 FUZZ_CASES_FULL=10000 FUZZ_CASES_BASELINE=100
 # shellcheck disable=SC1091
 . "$gdir/group.conf"
+GUEST=${KTEST_GUEST:-$GUEST}
 # Debug kernels (KASAN, lockdep, kmemleak) run several times slower: give them the time.
 [ "$KDEBUG" != 1 ] || TIMEOUT=$((TIMEOUT * 4))
 TIMEOUT=${KTEST_TIMEOUT:-$TIMEOUT}
@@ -59,7 +61,25 @@ s390x)
 	cmdline="console=ttysclp0 $cmdline" ;;
 esac
 [ "$ICOUNT" = 1 ] && qemu+=(-icount shift=0,sleep=off)
-printf '%q ' "${qemu[@]}" >"$dir/qemu.cmd"
+# GUEST=hostroot: the guest's root is the host's system, read-only over virtio-9p, with a tmpfs
+# overlay on top (guest/ktest-hostroot).  QEMU runs in a mount namespace of its own in which
+# the exported directory is a read-only view of / without the homes, the project and the work
+# dir (scripts/hostroot-view.sh); readonly=on makes QEMU refuse every write besides.
+wrap=()
+case $GUEST in
+busybox) ;;
+hostroot)
+	[ "$ARCH" = x86_64 ] || { echo "run-group: GUEST=hostroot is x86_64 only" >&2; exit 2; }
+	view=$dir/hostroot-view
+	read -r -a hide < <(hostroot_hidden | tr '\n' ' ')
+	wrap=(unshare --mount --propagation private "$TOP/scripts/hostroot-view.sh" "$view"
+	      "${hide[@]}" --)
+	qemu+=(-fsdev "local,id=hostroot,path=$view,security_model=none,readonly=on,multidevs=remap"
+	       -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot)
+	cmdline="$cmdline ktest.guest=hostroot" ;;
+*) echo "run-group: unknown GUEST '$GUEST' in $gdir/group.conf" >&2; exit 2 ;;
+esac
+printf "%q " "${wrap[@]}" "${qemu[@]}" >"$dir/qemu.cmd"
 
 # boot: one boot of the group; QEMU's exit status in rc.
 boot() {
@@ -69,12 +89,17 @@ boot() {
 		mapfile -t extra < <(ARCH=$ARCH "$gdir/host-setup" "$dir")
 	fi
 	rc=0
-	timeout --kill-after=10 "$TIMEOUT" "${qemu[@]}" "${res[@]}" \
+	timeout --kill-after=10 "$TIMEOUT" "${wrap[@]}" "${qemu[@]}" "${res[@]}" \
 		-display none -no-reboot -net none -monitor none "${con[@]}" \
 		-kernel "$OUT/$IMAGE" -initrd "$initrd" -append "$cmdline" \
 		"${extra[@]}" </dev/null >"$dir/qemu.log" 2>&1 || rc=$?
 	# Disk images a host-setup made are scratch: the results are what stays.
 	rm -f "$dir"/*.img
+	# The group's host-side check after the boot (a host-root guest left the host unchanged)
+	# prints KTAP of its own, judged with the guest's.
+	if [ -x "$gdir/host-check" ]; then
+		ARCH=$ARCH "$gdir/host-check" "$dir" >"$dir/host.ktap" 2>&1 || true
+	fi
 }
 boot
 # QEMU itself killed by a signal other than the timeout's (124: TERM, 137: KILL) is the
@@ -86,7 +111,8 @@ if [ $rc -gt 128 ] && [ $rc != 137 ]; then
 	echo "run-group: QEMU died of signal $((rc - 128)) running $group ($ARCH, $FLAVOUR);" \
 		"booting again (first attempt: $dir/qemu-crash)" >&2
 	mkdir -p "$dir/qemu-crash"
-	mv "$dir/console.log" "$dir/results.ktap" "$dir/qemu.log" "$dir/qemu-crash/" 2>/dev/null || true
+	mv "$dir/console.log" "$dir/results.ktap" "$dir/qemu.log" "$dir/host.ktap" \
+		"$dir/qemu-crash/" 2>/dev/null || true
 	boot
 fi
 timed=()
