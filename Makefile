@@ -8,7 +8,7 @@
 #                                (with full, landed features are also run on stock and baseline)
 #   make check-debug             the suite on debug kernels (KASAN, lockdep, kmemleak ...)
 #   make bench                   benchmarks, stock vs full
-#   make lint                    checkpatch.pl on every patch
+#   make lint                    checkpatch.pl on every patch, documentation build, sparse
 #   make tree / build / shell / export    work on the kernel tree itself (see README.md)
 
 SHELL := /bin/bash

@@ -1,6 +1,7 @@
 #!/bin/bash
 # checkpatch.pl on every patch of the series (--strict when the patch creates files; upstream
-# commit ids cannot be checked: the tree has no upstream history), then
+# commit ids cannot be checked: the tree has no upstream history), the documentation build of
+# what the series adds or changes, then
 # sparse over the C files the feature patches touch (when the full kernel has been built).
 . "$(dirname "$0")/lib.sh"
 
@@ -36,6 +37,19 @@ while read -r p _; do
 	fi
 done <"$TOP/patches/series"
 rm -f "$idx"
+
+# Documentation: every .rst file the series adds or changes (and its ABI files and the
+# kernel-doc comments it adds that htmldocs renders), built with Debian's Sphinx and the
+# tree's own conf.py and extensions, as `make htmldocs` sees them; any warning is a finding.
+# scripts/lint-docs.py says how the build is kept to those files and which warnings count.
+if out=$(/usr/bin/python3 "$TOP/scripts/lint-docs.py" "$SRC" "$KWORK/lint-docs" 2>&1); then
+	echo "ok   documentation build"
+	echo "$out"
+else
+	echo "FAIL documentation build"
+	echo "$out"
+	bad=$((bad + 1))
+fi
 
 # Cross-compile checks: the drivers of other architectures the series changes, compiled for
 # them (configs/cross/; LINT_CROSS=0 skips it, which takes a few minutes the first time).

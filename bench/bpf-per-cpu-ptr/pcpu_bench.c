@@ -3,10 +3,10 @@
  * Cost of bpf_per_cpu_ptr() and bpf_this_cpu_ptr() (patches/bpf-per-cpu-ptr)
  * in a running program: a socket filter that makes 64 calls (each result
  * NULL-tested where it may be NULL, and read), run 2,000 times per repetition
- * through BPF_PROG_TEST_RUN, with the JIT (where ours inlines
- * bpf_per_cpu_ptr()) and with the interpreter; on an int variable and on a
- * struct field; and the load of such a program (the verifier, with our
- * inlining).  Times are per call (per load for the load case).
+ * through BPF_PROG_TEST_RUN, with the JIT and with the interpreter (both
+ * helpers stay calls in ours); on an int variable and on a struct field; and
+ * the load of such a program (the verifier).  Times are per call (per load
+ * for the load case).
  *
  * Output is KTAP, one result per case, each preceded by the line the report
  * parses:  # BENCH <case> <median ns per call> ns min=<ns> max=<ns> reps=<n>

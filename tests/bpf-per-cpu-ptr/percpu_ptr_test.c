@@ -3,12 +3,12 @@
  * bpf_per_cpu_ptr() and bpf_this_cpu_ptr() (patches/bpf-per-cpu-ptr), with
  * raw programs on typed per-CPU ksyms: the instance of every CPU read from
  * every CPU (struct rq, int cpu_number, unsigned long process_counts, which
- * forks on a pinned CPU move), with the JIT (where ours inlines
- * bpf_per_cpu_ptr()) and with the interpreter; NULL for a cpu at or above
- * nr_cpu_ids and only the low 32 bits of the cpu used; the verifier's
- * rejections, each with stock's message: a missing NULL check, writes
- * through the result, reads beyond a scalar variable, arguments that are not
- * a per-CPU pointer at offset 0; who may call the helpers.
+ * forks on a pinned CPU move), with the JIT and with the interpreter (both
+ * helpers stay calls in ours: inlining was measured and dropped); NULL for a
+ * cpu at or above nr_cpu_ids and only the low 32 bits of the cpu used; the
+ * verifier's rejections, each with stock's message: a missing NULL check,
+ * writes through the result, reads beyond a scalar variable, arguments that
+ * are not a per-CPU pointer at offset 0; who may call the helpers.
  */
 #define _GNU_SOURCE
 #include <sched.h>
