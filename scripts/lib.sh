@@ -65,7 +65,7 @@ logged() {
 # directories, the checkout, the directory it lives in (shared/, other clones) and the work dir.
 # scripts/hostroot-view.sh covers each with an empty tmpfs in the exported view.
 hostroot_hidden() {
-	echo /root /home /tmp /var/tmp "$TOP" "$KWORK"
+	printf '%s\n' /root /home /tmp /var/tmp "$TOP" "$KWORK"
 	[ "$(dirname "$TOP")" = / ] || dirname "$TOP"
 }
 

@@ -71,7 +71,7 @@ busybox) ;;
 hostroot)
 	[ "$ARCH" = x86_64 ] || { echo "run-group: GUEST=hostroot is x86_64 only" >&2; exit 2; }
 	view=$dir/hostroot-view
-	read -r -a hide < <(hostroot_hidden | tr '\n' ' ')
+	mapfile -t hide < <(hostroot_hidden)
 	wrap=(unshare --mount --propagation private "$TOP/scripts/hostroot-view.sh" "$view"
 	      "${hide[@]}" --)
 	qemu+=(-fsdev "local,id=hostroot,path=$view,security_model=none,readonly=on,multidevs=remap"
