@@ -1,7 +1,7 @@
 #!/bin/bash
 # Build what the selected test groups need, run each group in its own guest boot, print a
 # per-test table and end with "N passed, N failed[, N skipped]".
-#   TESTS=<glob>   select groups (default: every group with DEFAULT=1)
+#   TESTS=<glob>   select groups (default: every group with DEFAULT=1); several globs: "a* b"
 #   FLAVOUR=...    the kernel to test (default full)
 #   ONLY_ARCHES=.. limit the architectures (default: every one a selected group runs on)
 #   MATRIX=0       skip the three-kernel check
@@ -30,8 +30,14 @@ for gdir in "$TOP"/tests/*/; do
 	# shellcheck disable=SC1091
 	. "$gdir/group.conf"
 	if [ -n "$pattern" ]; then
-		# shellcheck disable=SC2053
-		[[ $g == $pattern ]] || continue
+		# Several globs, separated by spaces: a group matching any of them runs.
+		read -ra pats <<<"$pattern"
+		hit=0
+		for p in "${pats[@]}"; do
+			# shellcheck disable=SC2053
+			[[ $g == $p ]] && hit=1
+		done
+		[ "$hit" = 1 ] || continue
 	elif [ "$DEFAULT" != 1 ]; then
 		continue
 	fi
