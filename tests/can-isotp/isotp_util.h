@@ -51,6 +51,10 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 #define ISOTP_MAX_PDU	66000
 #define PAD_DEFAULT	0xCC	/* CAN_ISOTP_DEFAULT_PAD_CONTENT */
 
@@ -80,7 +84,7 @@ static inline int dl_pad(int len)
 	static const int dls[] = { 8, 12, 16, 20, 24, 32, 48, 64 };
 	unsigned int i;
 
-	for (i = 0; i < sizeof(dls) / sizeof(dls[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(dls); i++)
 		if (len <= dls[i])
 			return dls[i];
 	return -1;
@@ -482,16 +486,17 @@ struct peer {
 	int fc_len;		/* its FC frames' length (0: ae + 3); bytes beyond padded */
 	uint8_t fc_padc;	/* with fc_padc */
 	int fc_ext_set;
-	uint8_t fc_ext;		/* first byte of its FC frames (default: the socket's rx_ext) */
-	int quiet_ms;		/* after a full block, OVFLW ...: no frame may come this long */
+	uint8_t fc_ext;		/* first byte of its FC frames (default: socket's rx_ext) */
+	int quiet_ms;		/* after a full block, OVFLW ...: no frame for this long */
 	int quiet_blocks;	/* only for the first quiet_blocks blocks (0: every block) */
-	uint64_t min_gap_ns;	/* least spacing of two CFs of a block (timestamps) */
+	uint64_t min_gap_ns;	/* least spacing of two CFs of a block (timestamps, 2% slack) */
 	int timeout_ms;		/* longest wait for an expected frame (0: 3000) */
 	/* what happened */
 	uint8_t *buf;		/* the PDU as reassembled (ISOTP_MAX_PDU bytes, caller's) */
 	size_t got;		/* bytes reassembled */
 	int frames, cfs, blocks, fcs;
 	uint64_t min_gap_seen;	/* smallest spacing of two CFs of a block (0: none) */
+	uint64_t first_cf_ns, last_cf_ns;	/* timestamps of the first and last CF */
 	uint32_t drops;
 	char err[320];
 };
@@ -640,7 +645,7 @@ static inline int peer_recv_pdu(struct peer *p, const uint8_t *exp, size_t len)
 
 	p->got = 0;
 	p->frames = p->cfs = p->blocks = p->fcs = 0;
-	p->min_gap_seen = 0;
+	p->min_gap_seen = p->first_cf_ns = p->last_cf_ns = 0;
 	if (peer_next(p, &f, "first frame") || peer_frame_common(p, &f))
 		return -1;
 	if ((int)len <= sf_max(s)) {
@@ -731,14 +736,23 @@ static inline int peer_recv_pdu(struct peer *p, const uint8_t *exp, size_t len)
 
 			if (!p->min_gap_seen || gap < p->min_gap_seen)
 				p->min_gap_seen = gap;
-			if (gap < p->min_gap_ns) {
-				peer_fail(p->err, "CF %d came %llu us after the one before, STmin %llu us",
+			/*
+			 * The timestamps are taken as each frame is looped back:
+			 * a little slack for where an implementation starts its
+			 * timer.
+			 */
+			if (gap < p->min_gap_ns - p->min_gap_ns / 50) {
+				peer_fail(p->err,
+					  "CF %d came %llu us after the one before, STmin %llu us",
 					  p->cfs + 1, (unsigned long long)gap / 1000,
 					  (unsigned long long)p->min_gap_ns / 1000);
 				return -1;
 			}
 		}
 		last_cf = f.ns;
+		if (!p->cfs)
+			p->first_cf_ns = f.ns;
+		p->last_cf_ns = f.ns;
 		sn = (sn + 1) & 0x0f;
 		p->cfs++;
 		inblock++;
@@ -913,11 +927,8 @@ static inline int peer_send_pdu(struct peer_tx *t, const uint8_t *data, size_t l
 	off = dl - n;
 	if (ptx_send(t, d, dl, 0))
 		return -1;
-	if (t->listen) {
-		bs = 0;
-	} else if (ptx_fc(t, &bs)) {
+	if (!t->listen && ptx_fc(t, &bs))
 		return -1;
-	}
 	while (off < len) {
 		size_t chunk = len - off;
 		int last = chunk <= (size_t)(dl - 1 - ae);
