@@ -213,6 +213,8 @@ FIXTURE(isotp) {
 FIXTURE_SETUP(isotp)
 {
 	self->s = self->s2 = self->s3 = -1;
+	backlog_raise();
+	stall_watch_start();
 	self->ifindex = vcan_fresh(IFNAME, CANFD_MTU);
 	ASSERT_LT(0, self->ifindex) TH_LOG("creating vcan %s: %s", IFNAME,
 					   strerror(-self->ifindex));
@@ -225,6 +227,11 @@ FIXTURE_SETUP(isotp)
 
 FIXTURE_TEARDOWN(isotp)
 {
+	unsigned int stall = stall_take_ms();
+
+	if (!_metadata->passed && stall >= 300)
+		TH_LOG("note: the guest stalled for %u ms during this test (ISO-TP timers are 1 s)",
+		       stall);
 	if (self->s >= 0)
 		close(self->s);
 	if (self->s2 >= 0)

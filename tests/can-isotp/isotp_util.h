@@ -33,6 +33,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +77,63 @@ static inline void sleep_ms(int ms)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/*
+ * ISO-TP's timers are 1 s; a guest that QEMU cannot run for that long (a host
+ * busy with other guests and builds) sees them fire in the middle of a good
+ * transfer.  A thread that sleeps 10 ms at a time measures the longest stall,
+ * so that a failure can say whether one happened under it.
+ */
+static uint64_t stall_max_ns;
+
+static inline void *stall_watch(void *arg)
+{
+	struct timespec ts = { 0, 10000000 };
+
+	for (;;) {
+		struct timespec a, b;
+		uint64_t d;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		nanosleep(&ts, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		d = (b.tv_sec - a.tv_sec) * 1000000000ULL + b.tv_nsec - a.tv_nsec;
+		if (d > 10000000 &&
+		    d - 10000000 > __atomic_load_n(&stall_max_ns, __ATOMIC_RELAXED))
+			__atomic_store_n(&stall_max_ns, d - 10000000, __ATOMIC_RELAXED);
+	}
+	return arg;
+}
+
+static inline void stall_watch_start(void)
+{
+	pthread_t t;
+
+	if (!pthread_create(&t, NULL, stall_watch, NULL))
+		pthread_detach(t);
+}
+
+/* The longest stall since the last call, in ms. */
+static inline unsigned int stall_take_ms(void)
+{
+	return __atomic_exchange_n(&stall_max_ns, 0, __ATOMIC_RELAXED) / 1000000;
+}
+
+/*
+ * A PDU of 66000 bytes is 11001 frames that a CAN_RAW peer writes faster than
+ * a stalled guest's softirqs take them off the backlog (1000 by default):
+ * room for all of them, where root may say so.
+ */
+static inline void backlog_raise(void)
+{
+	int fd = open("/proc/sys/net/core/netdev_max_backlog", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (write(fd, "20000", 5) != 5)
+		;
+	close(fd);
 }
 
 /* The CAN FD data length a payload of @len bytes is carried in (8 at least). */
@@ -644,6 +702,7 @@ static inline int peer_recv_pdu(struct peer *p, const uint8_t *exp, size_t len)
 	struct frame f;
 
 	p->got = 0;
+	p->err[0] = '\0';
 	p->frames = p->cfs = p->blocks = p->fcs = 0;
 	p->min_gap_seen = p->first_cf_ns = p->last_cf_ns = 0;
 	if (peer_next(p, &f, "first frame") || peer_frame_common(p, &f))
@@ -727,8 +786,15 @@ static inline int peer_recv_pdu(struct peer *p, const uint8_t *exp, size_t len)
 		if (peer_next(p, &f, "consecutive frame") || peer_frame_common(p, &f))
 			return -1;
 		if (f.data[ae] != (0x20 | sn)) {
-			peer_fail(p->err, "CF %d: PCI %02x, expected %02x", p->cfs + 1, f.data[ae],
-				  0x20 | sn);
+			uint8_t pci = f.data[ae];
+			char next[40] = "";
+			int k, o = 0;
+
+			/* the PCIs that follow: a frame lost, or out of order */
+			for (k = 0; k < 4 && raw_recv(p->raw, &f, 20) > 0; k++)
+				o += snprintf(next + o, sizeof(next) - o, " %02x", f.data[ae]);
+			peer_fail(p->err, "CF %d: PCI %02x, expected %02x (then%s)", p->cfs + 1,
+				  pci, 0x20 | sn, o ? next : " nothing");
 			return -1;
 		}
 		if (inblock && p->min_gap_ns) {
@@ -894,6 +960,7 @@ static inline int peer_send_pdu(struct peer_tx *t, const uint8_t *data, size_t l
 	size_t off;
 
 	t->fcs = t->frames = 0;
+	t->err[0] = '\0';
 	memset(d, 0, sizeof(d));
 	if (ae)
 		d[0] = t->ext_set ? t->ext : s->rx_ext;
