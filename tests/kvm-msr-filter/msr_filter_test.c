@@ -881,6 +881,10 @@ static void *set_after_delay(void *arg)
 	return NULL;
 }
 
+FIXTURE(vcpu_race) {};
+FIXTURE_SETUP(vcpu_race) {}
+FIXTURE_TEARDOWN(vcpu_race) {}
+
 TEST_F_TIMEOUT(vcpu_race, filter_set_during_vcpu_creation, 600)
 {
 	struct kvm_msr_filter deny = { .flags = ALLOW };
