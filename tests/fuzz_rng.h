@@ -2,12 +2,15 @@
 /*
  * The fuzz groups' random numbers: splitmix64, seeded per case as
  * rng = seed ^ (case * 0xd1b54a32d192ed03), so that one seed replays every
- * case on every kernel.  Included by one C file per program.
+ * case on every kernel; and the appending to a case's observation line.
+ * Included by one C file per program.
  */
 #ifndef FUZZ_RNG_H
 #define FUZZ_RNG_H
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -25,6 +28,24 @@ static inline uint64_t next(void)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
+}
+
+/*
+ * Append to the observation line @buf of @cap bytes, whose first *@len are used;
+ * what does not fit is dropped (the line stays terminated).
+ */
+static inline void fuzz_obs_vappend(char *buf, size_t cap, size_t *len, const char *fmt,
+				    va_list ap)
+{
+	int n;
+
+	if (*len >= cap - 1)
+		return;
+	n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	if (n > 0)
+		*len += n;
+	if (*len > cap - 1)
+		*len = cap - 1;
 }
 
 /* 0 .. n - 1 */

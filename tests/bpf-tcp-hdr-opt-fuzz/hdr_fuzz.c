@@ -116,15 +116,10 @@ static size_t olen;
 static void add(const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (olen >= sizeof(obs) - 1)
-		return;
 	va_start(ap, fmt);
-	n = vsnprintf(obs + olen, sizeof(obs) - olen, fmt, ap);
+	fuzz_obs_vappend(obs, sizeof(obs), &olen, fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		olen += (size_t)n < sizeof(obs) - olen ? (size_t)n : sizeof(obs) - olen - 1;
 }
 
 /* Options whose values differ from boot to boot: timestamps, SACK blocks, fast open cookies. */

@@ -57,17 +57,10 @@ static int ifindex;
 static void add(const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (off >= OBS_LEN - 1)
-		return;
 	va_start(ap, fmt);
-	n = vsnprintf(obs + off, OBS_LEN - off, fmt, ap);
+	fuzz_obs_vappend(obs, OBS_LEN, &off, fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		off += n;
-	if (off > OBS_LEN - 1)
-		off = OBS_LEN - 1;
 }
 
 static int bad(const char *fmt, ...)
@@ -195,6 +188,25 @@ static int cfg_open(const struct cfg *c, int *err)
 
 	*err = s < 0 ? -s : 0;
 	return s;
+}
+
+/*
+ * The CAN_RAW peer on @c's tx id and the CAN_ISOTP socket of @c; 0, or the case's
+ * failure (recorded with bad()) with nothing left open.
+ */
+static int open_peer_and_socket(const struct cfg *c, int *raw, int *s)
+{
+	int e;
+
+	*raw = raw_open(ifindex, c->tx);
+	if (*raw < 0)
+		return bad("raw socket: %s", strerror(-*raw));
+	*s = cfg_open(c, &e);
+	if (*s < 0) {
+		close(*raw);
+		return bad("socket: %s", strerror(e));
+	}
+	return 0;
 }
 
 static int random_len(void)
@@ -443,15 +455,9 @@ static int case_tx(void)
 	else
 		p.min_gap_ns = p.stmin * MS;
 
-	raw = raw_open(ifindex, c.tx);
-	if (raw < 0)
-		return bad("raw socket: %s", strerror(-raw));
+	if (open_peer_and_socket(&c, &raw, &s))
+		return 1;
 	p.raw = raw;
-	s = cfg_open(&c, &e);
-	if (s < 0) {
-		close(raw);
-		return bad("socket: %s", strerror(e));
-	}
 	pdu_fill(txbuf, len > 0 && len <= ISOTP_MAX_PDU ? len : 1, next());
 	t0 = now_ns();
 	if (wait_done && want != EINVAL) {
@@ -568,15 +574,9 @@ static int case_rx(void)
 	add("rx fd=%d dl=%d pdl=%d pad=%d fl=%x ae=%d len=%d bs=%d fault=%d@%d", c.fd, c.tx_dl,
 	    t.dl, t.pad, c.flags, cfg_ae(&c), len, c.bs, t.fault, t.fault_at);
 
-	raw = raw_open(ifindex, c.tx);
-	if (raw < 0)
-		return bad("raw socket: %s", strerror(-raw));
+	if (open_peer_and_socket(&c, &raw, &s))
+		return 1;
 	t.raw = raw;
-	s = cfg_open(&c, &e);
-	if (s < 0) {
-		close(raw);
-		return bad("socket: %s", strerror(e));
-	}
 	pdu_fill(txbuf, len, next());
 	t0 = now_ns();
 	if (!pick(25) && !listen) {

@@ -39,17 +39,10 @@ static size_t off;
 static void add(const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (off >= OBS_LEN - 1)
-		return;
 	va_start(ap, fmt);
-	n = vsnprintf(obs + off, OBS_LEN - off, fmt, ap);
+	fuzz_obs_vappend(obs, OBS_LEN, &off, fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		off += n;
-	if (off > OBS_LEN - 1)
-		off = OBS_LEN - 1;
 }
 
 /* The mount points: m0 and m1 side by side, m2 inside m0, m3 a bind or tmpfs. */
