@@ -3,7 +3,8 @@
 # (A, B, A, B, ...), then print one table per benchmark (bench-report.py) and write it as JSON
 # and TSV to $RUNS/bench-<stamp>/.  Exits non-zero when a run fails, a number is missing, or a
 # ratio B/A exceeds the benchmark's limits (MAX_RATIO and GOALS in its group.conf).
-#   BENCH=<glob>            only the matching benchmarks (default: every bench/*/)
+#   BENCH=<glob>            only the matching benchmarks (default: every bench/*/ but those
+#                           whose group.conf sets DEFAULT=0)
 #   BENCH_CASE=<glob>       only the matching cases (passed to the guest as ktest.case)
 #   ROUNDS=3                boots of each kernel per benchmark
 #   BENCH_FLAVOURS="stock full"   kernel A (the reference) and kernel B
@@ -33,9 +34,11 @@ for bdir in "$TOP"/bench/*/; do
 	b=$(basename "$bdir")
 	# shellcheck disable=SC2053
 	[[ $b == $pattern ]] || continue
-	ARCHES=x86_64
+	ARCHES=x86_64 DEFAULT=1
 	# shellcheck disable=SC1091
 	. "$bdir/group.conf"
+	# DEFAULT=0 keeps a benchmark out of the default run; BENCH= still selects it.
+	[ "$DEFAULT" = 1 ] || [ -n "${BENCH:-}" ] || continue
 	case " $ARCHES " in *" $ARCH "*) benches+=("$b") ;; esac
 done
 if [ ${#benches[@]} = 0 ]; then
