@@ -58,13 +58,14 @@ static unsigned long ino_of(const char *path)
 	return stat(path, &st) ? 0 : st.st_ino;
 }
 
+static char logdump_out[65536];
+
 /* the lines of debugfs logdump after "*** Fast Commit Area ***" */
 static char *fc_area(const char *img)
 {
-	static char out[65536];
-	char *p;
+	char *out = logdump_out, *p;
 
-	run_cmd(out, sizeof(out), "debugfs", "-R", "logdump", (char *)img);
+	run_cmd(out, sizeof(logdump_out), "debugfs", "-R", "logdump", (char *)img);
 	p = strstr(out, "*** Fast Commit Area ***\n");
 	return p ? p + strlen("*** Fast Commit Area ***\n") : NULL;
 }
@@ -108,7 +109,18 @@ TEST(logdump_tags)
 
 	ASSERT_EQ(0, jsb_read(CRASH, 4096, &j));
 	ASSERT_TRUE(j.incompat & JBD2_FEATURE_INCOMPAT_FAST_COMMIT);
-	tid = j.sequence + 1;	/* the one full commit (the syncfs) is the journal's first */
+	got = fc_area(CRASH);
+	ASSERT_NE(NULL, got) TH_LOG("no \"*** Fast Commit Area ***\" in debugfs logdump");
+	/* the fast commits' tid: the one after the last full commit in the log */
+	tid = j.sequence;
+	for (char *p = logdump_out; (p = strstr(p, "Found expected sequence ")); p++) {
+		unsigned long seq;
+		int type;
+
+		if (sscanf(p, "Found expected sequence %lu, type %d", &seq, &type) == 2 &&
+		    type == 2 && seq + 1 > tid)
+			tid = seq + 1;
+	}
 	snprintf(want, sizeof(want),
 		 "tag HEAD, features 0x0, tid %lu\n"
 		 "tag INODE, inode %lu\n"
@@ -131,8 +143,6 @@ TEST(logdump_tags)
 		 "tag TAIL, tid %lu\n",
 		 tid, n, n, pnew, lnew, d, n, n, tid, d, f, f, tid, d, f, f, pf1, f, f, f, tid,
 		 d, n, d, n, n, tid);
-	got = fc_area(CRASH);
-	ASSERT_NE(NULL, got) TH_LOG("no \"*** Fast Commit Area ***\" in debugfs logdump");
 	/*
 	 * debugfs 1.47.0 prints a dentry tag's name up to the next NUL byte of the block, that
 	 * is with the low byte of the next tag after it ("new\x06"): control bytes dropped.
@@ -348,10 +358,12 @@ TEST(torn_only_fc)
 TEST(stale_fc_area)
 {
 	struct fcfs fs = { .loop = -1 };
+	unsigned long head = 0, seq, last = 0;
 	unsigned char b[4096];
-	long long p;
+	int type, n = -1;
+	long long pb;
 	struct jsb j;
-	char *got;
+	char *got, *p;
 	int fd;
 
 	start(_metadata, &fs);
@@ -369,16 +381,25 @@ TEST(stale_fc_area)
 
 	/* the old fast commit is still in the area: HEAD (tid 3) then ADD_RANGE */
 	ASSERT_EQ(0, jsb_read(CRASH, 4096, &j));
-	p = journal_pblk(CRASH, jsb_fc_first(&j));
+	pb = journal_pblk(CRASH, jsb_fc_first(&j));
 	fd = open(CRASH, O_RDONLY | O_CLOEXEC);
-	ASSERT_EQ(4096, pread(fd, b, 4096, p * 4096));
+	ASSERT_EQ(4096, pread(fd, b, 4096, pb * 4096));
 	close(fd);
 	EXPECT_EQ(9, b[0] | b[1] << 8);
 	EXPECT_EQ(1, b[12] | b[13] << 8);
 	/* debugfs sees it stale too: it stops at the HEAD, whose tid is not the expected one */
 	got = fc_area(CRASH);
 	ASSERT_NE(NULL, got);
-	EXPECT_STREQ("tag HEAD, features 0x0, tid 3\n", got);
+	for (p = logdump_out; (p = strstr(p, "Found expected sequence ")); p++)
+		if (sscanf(p, "Found expected sequence %lu, type %d", &seq, &type) == 2 &&
+		    type == 2 && seq > last)
+			last = seq;
+	type = sscanf(got, "tag HEAD, features 0x0, tid %lu\n%n", &head, &n);
+	printf("# stale area: HEAD of tid %lu; the log's last full commit: %lu\n", head, last);
+	EXPECT_EQ(1, type);
+	EXPECT_LT(head, last + 1);
+	/* nothing listed after the HEAD */
+	EXPECT_TRUE(n > 0 && !got[n]) TH_LOG("%s", got);
 	unlink(DISK);
 	recover_both(_metadata, 8 * KB);
 }
