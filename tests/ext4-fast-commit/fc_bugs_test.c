@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reproducers of bugs in stock 6.1's fast commits.  Not in the group's PROGS: every test here
+ * fails on stock (and on any kernel carrying stock's fast commits unfixed) and passes on a
+ * kernel without fast commits (baseline).  Once patches/fixes/ repairs them, add this program
+ * to PROGS with STOCK_FAILS and BASELINE_PASSES naming it.
+ *
+ * 1. Data loss: a fast commit made after jbd2_journal_flush() and before the next full commit
+ *    is never replayed.  jbd2_journal_flush() checkpoints everything and marks the journal
+ *    empty on disk (jbd2_mark_journal_empty(): s_start = 0, and the FAST_COMMIT incompat bit
+ *    cleared in the superblock it writes); only the next *full* commit writes the log tail
+ *    back (JBD2_FLUSHED, in jbd2_journal_commit_transaction()).  A fast commit in between
+ *    goes to the fast-commit area, but recovery never looks at it: jbd2_journal_recover()
+ *    returns at once when s_start is 0.  Data that fsync() reported durable is gone after a
+ *    power cut, until the next full commit (at most the commit interval later, 5 s by
+ *    default).  jbd2_journal_flush() callers in 6.1's ext4: FIFREEZE (ext4_freeze),
+ *    EXT4_IOC_CHECKPOINT, the online resize ioctls (which mark the fs fast-commit ineligible
+ *    *before* their flush, so the mark is used up by the flush's own commit), FIBMAP of a
+ *    data-journalled file, quota on a data-journalled file, remount read-only.  Tests:
+ *    a file committed by syncfs, the trigger, 4 KiB appended and fsynced (fc_info shows a
+ *    fast commit), the power cut, the kernel's recovery must show the data.
+ *
+ * 2. A read-only mount cannot replay fast commits: mount -o ro of a file system whose journal
+ *    holds a fast commit fails with EIO ("INFO: recovery required on readonly filesystem",
+ *    "write access will be enabled during recovery", "JBD2: recovery failed", "error loading
+ *    journal"), where a journal of full commits is replayed.  Test ro_mount_replay.
+ *
+ * 3. An inode whose last name is unlinked while the inode is still queued for the fast
+ *    commit (the file still open, or another thread's fast commit running between the unlink
+ *    and the eviction): the fast commit holds [DEL_ENTRY name, ..., INODE n] with the raw
+ *    inode at nlink 0; the replay frees the inode on the DEL_ENTRY, then fails on the INODE
+ *    tag, and the mount fails (EIO, "JBD2: recovery failed").  Test
+ *    unlink_open_file_then_fsync (deterministic) and the fc_mt_test procedure with unlinks
+ *    (mt.*rename_unlink*: random interleavings; on stock those also left, once each,
+ *    a duplicate directory entry and an inode with i_size 0 after a replay).
+ *
+ * 4. A full fast-commit area: test fc_area_full_15_blocks (above); fc_mt_test's procedure
+ *    on the default 16-block area (mt.parallel_append_small_area).
+ *
+ * 5. Replay of directory creation and removal (the fc_ops_test procedure, variants
+ *    mkdir_fsync_file and rmdir_fsync_file): mkdir d/sub, d/sub/new written, fsync(d/sub/new)
+ *    is a fast commit [INODE sub, CREAT sub, INODE new, ADD_RANGE new, CREAT new, INODE new]
+ *    whose kernel replay leaves d/sub with nlink 1 and i_blocks 0, d with nlink 2 and the
+ *    group's directory count one short (e2fsck -fn: 4 problems; e2fsck's own replay leaves
+ *    sub's inode unused); rmdir d/empty, then an append to d/f and fsync(d/f) is a fast
+ *    commit [UNLINK empty, ...] whose replay leaves the directory's inode allocated and
+ *    unconnected and d's nlink at 3 (ext4_fc_replay_unlink() treats it as a file).
+ */
+#define FC_STOCK_BUGS
+#include "fc_ops_test.c"
+#include "fc_mt_test.c"
+
+#ifndef EXT4_IOC_CHECKPOINT
+#define EXT4_IOC_CHECKPOINT _IOW('f', 43, __u32)
+#endif
+
+enum trig { T_NONE, T_FREEZE, T_CHECKPOINT, T_RESIZE };
+
+static int run_case(struct __test_metadata *_metadata, enum trig t)
+{
+	const char *disk = FC_DIR "/bdisk.img", *crash = FC_DIR "/bcrash.img";
+	char tpl[PATH_MAX], why[256];
+	struct fcfs fs = { .loop = -1 };
+	struct fcinfo f0, f1;
+	struct stat st;
+	int fd, r;
+
+	setlinebuf(stdout);
+	if (make_template(tpl, sizeof(tpl), "fast_commit", 4096, FC_IMG_SIZE) ||
+	    sparse_copy(tpl, disk))
+		return -1;
+	if (t == T_RESIZE && truncate(disk, 96 << 20))
+		return -1;
+	if (fs_open(&fs, disk, 0, "commit=600"))
+		return -1;
+	if (pat_create(FC_MNT "/f", 0644, 1, 32 * 1024) || syncfs_path(FC_MNT))
+		return -1;
+
+	if (!is_loop_mount(FC_MNT, fs.loop))
+		return -1;
+	fd = open(FC_MNT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	switch (t) {
+	case T_NONE:
+		r = 0;
+		break;
+	case T_FREEZE:
+		r = ioctl(fd, FIFREEZE, 0) || ioctl(fd, FITHAW, 0);
+		break;
+	case T_CHECKPOINT: {
+		__u32 fl = 0;
+
+		r = ioctl(fd, EXT4_IOC_CHECKPOINT, &fl);
+		break;
+	}
+	case T_RESIZE: {
+		__u64 n = (80ULL << 20) / 4096;
+
+		r = ioctl(fd, EXT4_IOC_RESIZE_FS, &n);
+		break;
+	}
+	}
+	close(fd);
+	EXPECT_EQ(0, r) TH_LOG("trigger: %s", strerror(errno));
+
+	fcinfo_read(fs.loop, &f0, NULL, 0);
+	fd = open(FC_MNT "/f", O_WRONLY | O_CLOEXEC);
+	r = pat_pwrite(fd, 1, 32 * 1024, 4096) || fsync(fd);
+	close(fd);
+	EXPECT_EQ(0, r);
+	fcinfo_read(fs.loop, &f1, NULL, 0);
+	printf("# the fsync: %ld fast commits, %ld ineligible\n", f1.commits - f0.commits,
+	       f1.ineligible - f0.ineligible);
+
+	EXPECT_EQ(0, fs_shutdown(FC_MNT, EXT4_GOING_FLAGS_NOLOGFLUSH));
+	EXPECT_EQ(0, sparse_copy(disk, crash));
+	fs_close(&fs);
+	unlink(disk);
+
+	r = fs_open(&fs, crash, 0, "commit=600");
+	EXPECT_EQ(0, r);
+	if (!r) {
+		stat(FC_MNT "/f", &st);
+		r = check_layout(FC_MNT "/f", &(struct layout){ 1, { { 1, 0, 36 * 1024 } } },
+				 why, sizeof(why));
+		if (r)
+			printf("# after the kernel's recovery: %s\n", why);
+	}
+	fs_close(&fs);
+	unlink(crash);
+	return r;
+}
+
+TEST(control_no_flush) { EXPECT_EQ(0, run_case(_metadata, T_NONE)); }
+TEST(freeze_thaw_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_FREEZE)); }
+TEST(checkpoint_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_CHECKPOINT)); }
+TEST(resize_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_RESIZE)); }
+
+/*
+ * N single-block fast commits (4 KiB appends) after a full commit, then the power cut.  The
+ * fast-commit area of a 64 MiB fs has 16 blocks (mke2fs: journal/64), of which jbd2 uses 15
+ * (jbd2_fc_get_buf() hands out j_fc_first .. j_fc_last - 1); with all 15 holding valid fast
+ * commits, recovery reads block j_fc_last too (fc_do_one_pass() loops while <= j_fc_last),
+ * which is one past the journal's end: the read fails and so does the mount.
+ */
+static void area_case(struct __test_metadata *_metadata, int n)
+{
+	const char *disk = FC_DIR "/bdisk.img", *crash = FC_DIR "/bcrash.img";
+	struct layout l = { 1, { { 1, 0, 32 * 1024 + n * 4096ULL } } };
+	struct fcfs fs = { .loop = -1 };
+	struct fcinfo f0, f1;
+	char why[256], out[8192];
+	int fd, r, i;
+
+	setlinebuf(stdout);
+	ASSERT_EQ(0, fc_start(&fs, "fast_commit", 4096, disk, "commit=600"));
+	ASSERT_EQ(0, pat_create(FC_MNT "/f", 0644, 1, 32 * 1024));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	fcinfo_read(fs.loop, &f0, NULL, 0);
+	fd = open(FC_MNT "/f", O_WRONLY | O_CLOEXEC);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, pat_pwrite(fd, 1, 32 * 1024 + i * 4096, 4096));
+		ASSERT_EQ(0, fsync(fd));
+	}
+	close(fd);
+	fcinfo_read(fs.loop, &f1, NULL, 0);
+	printf("# %ld fast commits, %ld blocks, %ld ineligible\n", f1.commits - f0.commits,
+	       f1.numblks - f0.numblks, f1.ineligible - f0.ineligible);
+	ASSERT_EQ(n, f1.numblks - f0.numblks);
+	ASSERT_EQ(0, fc_power_cut(&fs, crash));
+	unlink(disk);
+	r = fs_open(&fs, crash, 0, "commit=600");
+	EXPECT_EQ(0, r) TH_LOG("kernel replay: mount: %s", strerror(-r));
+	if (!r) {
+		r = check_layout(FC_MNT "/f", &l, why, sizeof(why));
+		EXPECT_EQ(0, r) TH_LOG("kernel replay: %s", why);
+	}
+	fs_close(&fs);
+	if (r) {
+		r = e2fsck_replay(crash, out, sizeof(out));
+		printf("# e2fsck -E journal_only -y: exit %d\n", r);
+		diag_lines("e2fsck: ", out);
+	}
+	unlink(crash);
+}
+
+TEST(fc_area_14_blocks)		{ area_case(_metadata, 14); }
+TEST(fc_area_full_15_blocks)	{ area_case(_metadata, 15); }
+
+/*
+ * A file unlinked while open (its inode stays, nlink 0, on the orphan list), then another
+ * file appended and fsynced: the fast commit carries [DEL_ENTRY victim, ..., INODE victim]
+ * with the victim's raw inode at nlink 0.  Stock's replay unlinks (and frees) the victim,
+ * then ext4_fc_replay_inode() writes that inode back and cannot iget it ("Inode not found":
+ * -EFSCORRUPTED): the recovery fails and so does the mount (EIO).  The victim must be gone
+ * and the other file's data there.
+ */
+TEST(unlink_open_file_then_fsync)
+{
+	const char *disk = FC_DIR "/bdisk.img", *crash = FC_DIR "/bcrash.img";
+	struct layout l = { 1, { { 1, 0, 8192 } } };
+	struct fcfs fs = { .loop = -1 };
+	char why[256], out[16384];
+	int fd, r;
+
+	setlinebuf(stdout);
+	ASSERT_EQ(0, fc_start(&fs, "fast_commit", 4096, disk, "commit=600"));
+	ASSERT_EQ(0, pat_create(FC_MNT "/other", 0644, 1, 4096));
+	ASSERT_EQ(0, pat_create(FC_MNT "/victim", 0644, 2, 4096));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	fd = open(FC_MNT "/victim", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, unlink(FC_MNT "/victim"));
+	r = open(FC_MNT "/other", O_WRONLY | O_CLOEXEC);
+	ASSERT_EQ(0, pat_pwrite(r, 1, 4096, 4096));
+	ASSERT_EQ(0, fsync(r));
+	close(r);
+	ASSERT_EQ(0, fs_shutdown(FC_MNT, EXT4_GOING_FLAGS_NOLOGFLUSH));
+	ASSERT_EQ(0, sparse_copy(disk, crash));
+	close(fd);
+	fs_close(&fs);
+	unlink(disk);
+	run_cmd(out, sizeof(out), "debugfs", "-R", "logdump", (char *)crash);
+	diag_lines("logdump: ", strstr(out, "*** Fast") ?: out);
+	fc_trace(true);
+	r = fs_open(&fs, crash, 0, "commit=600");
+	fc_trace(false);
+	EXPECT_EQ(0, r) TH_LOG("kernel replay: mount: %s", strerror(-r));
+	if (r)
+		fc_trace_print(20);
+	if (!r) {
+		EXPECT_NE(0, access(FC_MNT "/victim", F_OK));
+		r = check_layout(FC_MNT "/other", &l, why, sizeof(why));
+		EXPECT_EQ(0, r) TH_LOG("%s", why);
+	}
+	fs_close(&fs);
+	if (!r)
+		EXPECT_EQ(0, fsck_clean(crash, "kernel replay"));
+	unlink(crash);
+}
+
+/* A fast commit, the power cut, then mount -o ro: the data must be there. */
+TEST(ro_mount_replay)
+{
+	struct layout l = { 1, { { 1, 0, 36 * 1024 } } };
+	const char *disk = FC_DIR "/bdisk.img", *crash = FC_DIR "/bcrash.img";
+	char tpl[PATH_MAX], why[256];
+	struct fcfs fs = { .loop = -1 };
+	int fd, r;
+
+	setlinebuf(stdout);
+	ASSERT_EQ(0, make_template(tpl, sizeof(tpl), "fast_commit", 4096, FC_IMG_SIZE));
+	ASSERT_EQ(0, sparse_copy(tpl, disk));
+	ASSERT_EQ(0, fs_open(&fs, disk, 0, "commit=600"));
+	ASSERT_EQ(0, pat_create(FC_MNT "/f", 0644, 1, 32 * 1024));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	fd = open(FC_MNT "/f", O_WRONLY | O_CLOEXEC);
+	ASSERT_EQ(0, pat_pwrite(fd, 1, 32 * 1024, 4096));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+	ASSERT_EQ(0, fc_power_cut(&fs, crash));
+	unlink(disk);
+	r = fs_open(&fs, crash, MS_RDONLY, "");
+	EXPECT_EQ(0, r) TH_LOG("mount -o ro: %s", strerror(-r));
+	if (!r) {
+		r = check_layout(FC_MNT "/f", &l, why, sizeof(why));
+		EXPECT_EQ(0, r) TH_LOG("%s", why);
+	}
+	fs_close(&fs);
+	unlink(crash);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ext4 fast commits on disk: the fast-commit area read by Debian's debugfs (logdump), replay
+ * by the kernel and by e2fsck from the same crash image, and damaged fast commits.
+ *
+ *  - logdump_tags: four fast commits (create, link, unlink + truncate, rename); debugfs
+ *    logdump of the crash image, before any recovery, must list the "*** Fast Commit Area ***"
+ *    with exactly stock's tags in stock's order (HEAD once; per fast commit the dentry tags
+ *    in issue order, a created inode's INODE and ranges before its CREAT; then each inode's
+ *    ranges and INODE; a TAIL with the HEAD's tid), with the inode numbers, names, logical
+ *    blocks and the physical blocks FIEMAP showed; the kernel's and e2fsck's recoveries
+ *    must give the tree the test saw before the power cut, and e2fsck -fn must be clean.
+ *  - torn_*: two fast commits (appends, each in its own block), then the second block is
+ *    damaged in the image: a byte of its tags, of its TAIL's CRC or tid, or a torn write
+ *    (only the first 64 bytes of the block written, the rest what was there before).
+ *    Recovery must apply the first and drop the second (the file has the first append
+ *    only), and the fs must be clean.  A torn write that keeps everything up to the TAIL (the
+ *    first sector) leaves a valid fast commit: the bytes after the TAIL are not covered by
+ *    its CRC.
+ *  - torn_only_fc: the only fast commit since the last full commit damaged: stock's kernel
+ *    refuses the mount (EIO; "JBD2: recovery failed", "error loading journal": jbd2
+ *    returns the scan's -EFSBADCRC as the result of the journal recovery); e2fsck reports "Journal checksum
+ *    error found", skips it, and then the kernel mounts the state of the last full commit.
+ *  - stale_fc_area: fast commits of an older transaction left in the area after full
+ *    commits must not be replayed (their HEAD's tid is not the expected one).
+ */
+#include "fc_util.h"
+#include "kselftest_harness.h"
+
+#define DISK FC_DIR "/ldisk.img"
+#define CRASH FC_DIR "/lcrash.img"
+#define TOOL FC_DIR "/ltool.img"
+#define M(rel) FC_MNT "/" rel
+#define KB 1024
+#define ADD_FAILURE() EXPECT_EQ(0, 1)
+
+static void start(struct __test_metadata *_metadata, struct fcfs *fs)
+{
+	setlinebuf(stdout);
+	ASSERT_EQ(0, fc_start(fs, "fast_commit", 4096, DISK, "commit=600"));
+}
+
+static int append_fsync(const char *path, uint32_t seed, off_t off, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -errno;
+	r = pat_pwrite(fd, seed, off, len) || fsync(fd) ? -EIO : 0;
+	close(fd);
+	return r;
+}
+
+static unsigned long ino_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+static char logdump_out[65536];
+
+/* the lines of debugfs logdump after "*** Fast Commit Area ***" */
+static char *fc_area(const char *img)
+{
+	char *out = logdump_out, *p;
+
+	run_cmd(out, sizeof(logdump_out), "debugfs", "-R", "logdump", (char *)img);
+	p = strstr(out, "*** Fast Commit Area ***\n");
+	return p ? p + strlen("*** Fast Commit Area ***\n") : NULL;
+}
+
+TEST(logdump_tags)
+{
+	unsigned long d, f, n, tid;
+	long long pnew, lnew = 0, pf1;
+	struct fcfs fs = { .loop = -1 };
+	char want[4096], out[4096], *got, *pre, *k, *t;
+	struct jsb j;
+	int fd, rc;
+
+	start(_metadata, &fs);
+	ASSERT_EQ(0, mkdir(M("d"), 0755));
+	ASSERT_EQ(0, pat_create(M("d/f"), 0644, 1, 32 * KB));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	d = ino_of(M("d"));
+	f = ino_of(M("d/f"));
+
+	/* 1: create + fsync */
+	ASSERT_EQ(0, pat_create(M("d/new"), 0644, 2, 5000));
+	ASSERT_EQ(0, fsync_path(M("d/new"), false));
+	n = ino_of(M("d/new"));
+	pnew = fiemap_first(M("d/new"), 4096, &lnew);
+	/* 2: link + fsync */
+	ASSERT_EQ(0, link(M("d/f"), M("d/l")));
+	ASSERT_EQ(0, fsync_path(M("d/f"), false));
+	/* 3: unlink of the second name, truncate to 8 KiB, fsync */
+	ASSERT_EQ(0, unlink(M("d/l")));
+	fd = open(M("d/f"), O_WRONLY | O_CLOEXEC);
+	ASSERT_EQ(0, ftruncate(fd, 8 * KB));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+	pf1 = fiemap_first(M("d/f"), 4096, NULL) + 1;
+	/* 4: rename + fsync */
+	ASSERT_EQ(0, rename(M("d/new"), M("d/renamed")));
+	ASSERT_EQ(0, fsync_path(M("d/renamed"), false));
+	pre = manifest(FC_MNT);
+	ASSERT_EQ(0, fc_power_cut(&fs, CRASH));
+
+	ASSERT_EQ(0, jsb_read(CRASH, 4096, &j));
+	ASSERT_TRUE(j.incompat & JBD2_FEATURE_INCOMPAT_FAST_COMMIT);
+	got = fc_area(CRASH);
+	ASSERT_NE(NULL, got) TH_LOG("no \"*** Fast Commit Area ***\" in debugfs logdump");
+	/* the fast commits' tid: the one after the last full commit in the log */
+	tid = j.sequence;
+	for (char *p = logdump_out; (p = strstr(p, "Found expected sequence ")); p++) {
+		unsigned long seq;
+		int type;
+
+		if (sscanf(p, "Found expected sequence %lu, type %d", &seq, &type) == 2 &&
+		    type == 2 && seq + 1 > tid)
+			tid = seq + 1;
+	}
+	snprintf(want, sizeof(want),
+		 "tag HEAD, features 0x0, tid %lu\n"
+		 "tag INODE, inode %lu\n"
+		 "tag ADD_RANGE, inode %lu, lblk 0, pblk %lld, len %lld\n"
+		 "tag CREAT_DENTRY, parent %lu, ino %lu, name \"new\"\n"
+		 "tag INODE, inode %lu\n"
+		 "tag TAIL, tid %lu\n"
+		 "tag ADD_ENTRY, parent %lu, ino %lu, name \"l\"\n"
+		 "tag INODE, inode %lu\n"
+		 "tag TAIL, tid %lu\n"
+		 "tag DEL_ENTRY, parent %lu, ino %lu, name \"l\"\n"
+		 "tag ADD_RANGE, inode %lu, lblk 1, pblk %lld, len 1\n"
+		 "tag DEL_RANGE, inode %lu, lblk 2, len 2147483647\n"
+		 "tag DEL_RANGE, inode %lu, lblk -2147483647, len 2147483646\n"
+		 "tag INODE, inode %lu\n"
+		 "tag TAIL, tid %lu\n"
+		 "tag ADD_ENTRY, parent %lu, ino %lu, name \"renamed\"\n"
+		 "tag DEL_ENTRY, parent %lu, ino %lu, name \"new\"\n"
+		 "tag INODE, inode %lu\n"
+		 "tag TAIL, tid %lu\n",
+		 tid, n, n, pnew, lnew, d, n, n, tid, d, f, f, tid, d, f, f, pf1, f, f, f, tid,
+		 d, n, d, n, n, tid);
+	/*
+	 * debugfs 1.47.0 prints a dentry tag's name up to the next NUL byte of the block, that
+	 * is with the low byte of the next tag after it ("new\x06"): control bytes dropped.
+	 */
+	{
+		char *w = got;
+
+		for (char *r = got; *r; r++)
+			if ((unsigned char)*r >= 0x20 || *r == '\n')
+				*w++ = *r;
+		*w = 0;
+	}
+	if (strcmp(got, want)) {
+		size_t i = 0;
+
+		while (got[i] && got[i] == want[i])
+			i++;
+		printf("# first difference at byte %zu: got 0x%02x, want 0x%02x\n", i,
+		       (uint8_t)got[i], (uint8_t)want[i]);
+		printf("# debugfs logdump, fast commit area:\n");
+		diag_lines("  ", got);
+		printf("# expected (stock 6.1):\n");
+		diag_lines("  ", want);
+	}
+	EXPECT_STREQ(want, got);
+
+	/* both recoveries give the tree of before the power cut */
+	ASSERT_EQ(0, sparse_copy(CRASH, TOOL));
+	ASSERT_EQ(0, fs_open(&fs, CRASH, 0, "commit=600"));
+	k = manifest(FC_MNT);
+	fs_close(&fs);
+	EXPECT_EQ(0, manifest_diff("kernel replay vs before:", pre, k));
+	EXPECT_EQ(0, fsck_clean(CRASH, "kernel replay"));
+	rc = e2fsck_replay(TOOL, out, sizeof(out));
+	if (rc)
+		diag_lines("e2fsck: ", out);
+	EXPECT_EQ(0, rc);
+	EXPECT_EQ(0, fsck_clean(TOOL, "e2fsck replay"));
+	ASSERT_EQ(0, fs_open(&fs, TOOL, 0, "commit=600"));
+	t = manifest(FC_MNT);
+	fs_close(&fs);
+	EXPECT_EQ(0, manifest_diff("e2fsck replay vs kernel replay:", k, t));
+	free(pre);
+	free(k);
+	free(t);
+	unlink(CRASH);
+	unlink(TOOL);
+	unlink(DISK);
+}
+
+/* ------------------------------------------------------------------ damaged fast commits */
+
+enum damage { D_TAGBYTE, D_CRC, D_TID, D_TORN64, D_TORN_AFTER_TAIL, D_NONE };
+
+/* Find the byte offset of the TAIL tag in a fast-commit block; -1 if none. */
+static int tail_off(const unsigned char *b, int bs)
+{
+	int off = 0;
+
+	while (off + 4 <= bs) {
+		int tag = b[off] | b[off + 1] << 8, len = b[off + 2] | b[off + 3] << 8;
+
+		if (tag == 8)
+			return off;
+		if (!tag || tag > 9)
+			return -1;
+		off += 4 + len;
+	}
+	return -1;
+}
+
+/*
+ * Two fast commits appending 4 KiB each to f (32 KiB committed by a full commit), the second
+ * block damaged as DMG says.  With ONLY, a single fast commit, damaged.  Returns the journal
+ * block number of the damaged block.
+ */
+static void make_damaged(struct __test_metadata *_metadata, enum damage dmg, bool only)
+{
+	unsigned char b[4096];
+	struct fcfs fs = { .loop = -1 };
+	long long p;
+	struct jsb j;
+	int fd, t;
+
+	start(_metadata, &fs);
+	ASSERT_EQ(0, pat_create(M("f"), 0644, 1, 32 * KB));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	ASSERT_EQ(0, append_fsync(M("f"), 1, 32 * KB, 4 * KB));
+	if (!only)
+		ASSERT_EQ(0, append_fsync(M("f"), 1, 36 * KB, 4 * KB));
+	ASSERT_EQ(0, fc_power_cut(&fs, CRASH));
+
+	ASSERT_EQ(0, jsb_read(CRASH, 4096, &j));
+	p = journal_pblk(CRASH, jsb_fc_first(&j) + (only ? 0 : 1));
+	ASSERT_LT(0, p);
+	fd = open(CRASH, O_RDWR | O_CLOEXEC);
+	ASSERT_EQ(4096, pread(fd, b, 4096, p * 4096));
+	/* the block really is the fast commit: HEAD first in the first one */
+	if (only)
+		ASSERT_EQ(9, b[0] | b[1] << 8);
+	t = tail_off(b, 4096);
+	ASSERT_LT(0, t) TH_LOG("no TAIL in the fast-commit block");
+	printf("# damaging journal block %ld (disk block %lld): TAIL at byte %d\n",
+	       jsb_fc_first(&j) + (only ? 0 : 1), p, t);
+	switch (dmg) {
+	case D_TAGBYTE:
+		b[t / 2] ^= 0x40;	/* inside the tags before the TAIL */
+		break;
+	case D_CRC:
+		b[t + 4 + 7] ^= 0x01;	/* fc_crc's last byte */
+		break;
+	case D_TID:
+		b[t + 4] ^= 0x01;	/* fc_tid */
+		break;
+	case D_TORN64:
+		memset(b + 64, 0, sizeof(b) - 64);	/* the area was zeros before */
+		break;
+	case D_TORN_AFTER_TAIL:
+		memset(b + 512, 0xa5, sizeof(b) - 512);
+		break;
+	case D_NONE:
+		break;
+	}
+	ASSERT_EQ(4096, pwrite(fd, b, 4096, p * 4096));
+	close(fd);
+	unlink(DISK);
+}
+
+/* Recover CRASH by the kernel and by e2fsck; f must hold WANT bytes of pattern 1. */
+static void recover_both(struct __test_metadata *_metadata, uint64_t want)
+{
+	struct layout l = { 1, { { 1, 0, want } } };
+	struct fcfs fs = { .loop = -1 };
+	char why[256], out[4096];
+	int rc;
+
+	ASSERT_EQ(0, sparse_copy(CRASH, TOOL));
+	rc = fs_open(&fs, CRASH, 0, "commit=600");
+	EXPECT_EQ(0, rc) TH_LOG("kernel replay: mount: %s", strerror(-rc));
+	if (!rc && check_layout(M("f"), &l, why, sizeof(why))) {
+		printf("# kernel replay: %s\n", why);
+		ADD_FAILURE();
+	}
+	fs_close(&fs);
+	EXPECT_EQ(0, fsck_clean(CRASH, "kernel replay"));
+
+	rc = e2fsck_replay(TOOL, out, sizeof(out));
+	if (rc)
+		diag_lines("e2fsck: ", out);
+	EXPECT_EQ(0, rc);
+	EXPECT_EQ(0, fsck_clean(TOOL, "e2fsck replay"));
+	rc = fs_open(&fs, TOOL, 0, "commit=600");
+	EXPECT_EQ(0, rc);
+	if (!rc && check_layout(M("f"), &l, why, sizeof(why))) {
+		printf("# e2fsck replay: %s\n", why);
+		ADD_FAILURE();
+	}
+	fs_close(&fs);
+	unlink(CRASH);
+	unlink(TOOL);
+}
+
+TEST(undamaged_two_fc)		{ make_damaged(_metadata, D_NONE, false); recover_both(_metadata, 40 * KB); }
+TEST(torn_second_tag_byte)	{ make_damaged(_metadata, D_TAGBYTE, false); recover_both(_metadata, 36 * KB); }
+TEST(torn_second_crc)		{ make_damaged(_metadata, D_CRC, false); recover_both(_metadata, 36 * KB); }
+TEST(torn_second_tid)		{ make_damaged(_metadata, D_TID, false); recover_both(_metadata, 36 * KB); }
+TEST(torn_second_write_64b)	{ make_damaged(_metadata, D_TORN64, false); recover_both(_metadata, 36 * KB); }
+TEST(torn_second_after_tail)	{ make_damaged(_metadata, D_TORN_AFTER_TAIL, false); recover_both(_metadata, 40 * KB); }
+
+/*
+ * The only fast commit damaged: stock refuses the mount (the scan's -EFSBADCRC is the
+ * result of the journal recovery); e2fsck skips it; the kernel then mounts the last full
+ * commit's state.
+ */
+TEST(torn_only_fc)
+{
+	struct layout l = { 1, { { 1, 0, 32 * KB } } };
+	struct fcfs fs = { .loop = -1 };
+	char out[4096], why[256];
+	int rc;
+
+	make_damaged(_metadata, D_TAGBYTE, true);
+	ASSERT_EQ(0, sparse_copy(CRASH, TOOL));
+	rc = fs_open(&fs, CRASH, 0, "commit=600");
+	printf("# kernel mount: %s\n", rc ? strerror(-rc) : "succeeded");
+	EXPECT_EQ(-EIO, rc);
+	fs_close(&fs);
+	/* and the image is left as it was: a second try fails the same way */
+	rc = fs_open(&fs, CRASH, 0, "commit=600");
+	EXPECT_EQ(-EIO, rc);
+	fs_close(&fs);
+
+	rc = e2fsck_replay(TOOL, out, sizeof(out));
+	EXPECT_EQ(0, rc);
+	EXPECT_NE(NULL, strstr(out, "Journal checksum error found")) diag_lines("e2fsck: ", out);
+	EXPECT_EQ(0, fsck_clean(TOOL, "e2fsck replay"));
+	rc = fs_open(&fs, TOOL, 0, "commit=600");
+	EXPECT_EQ(0, rc);
+	if (!rc && check_layout(M("f"), &l, why, sizeof(why))) {
+		printf("# after e2fsck: %s\n", why);
+		ADD_FAILURE();
+	}
+	fs_close(&fs);
+	unlink(CRASH);
+	unlink(TOOL);
+}
+
+/*
+ * Fast commits of an older transaction stay in the area after later full commits; they must
+ * not be replayed: f was appended (fast commit), then truncated to 8 KiB and committed in
+ * full; after the power cut it must be 8 KiB, not the stale fast commit's 36 KiB.
+ */
+TEST(stale_fc_area)
+{
+	struct fcfs fs = { .loop = -1 };
+	unsigned long head = 0, seq, last = 0;
+	unsigned char b[4096];
+	int type, n = -1;
+	long long pb;
+	struct jsb j;
+	char *got, *p;
+	int fd;
+
+	start(_metadata, &fs);
+	ASSERT_EQ(0, pat_create(M("f"), 0644, 1, 32 * KB));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	ASSERT_EQ(0, append_fsync(M("f"), 1, 32 * KB, 4 * KB));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	fd = open(M("f"), O_WRONLY | O_CLOEXEC);
+	ASSERT_EQ(0, ftruncate(fd, 8 * KB));
+	close(fd);
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	/* something left uncommitted */
+	ASSERT_EQ(0, pat_create(M("g"), 0644, 3, 4 * KB));
+	ASSERT_EQ(0, fc_power_cut(&fs, CRASH));
+
+	/* the old fast commit is still in the area: HEAD (tid 3) then ADD_RANGE */
+	ASSERT_EQ(0, jsb_read(CRASH, 4096, &j));
+	pb = journal_pblk(CRASH, jsb_fc_first(&j));
+	fd = open(CRASH, O_RDONLY | O_CLOEXEC);
+	ASSERT_EQ(4096, pread(fd, b, 4096, pb * 4096));
+	close(fd);
+	EXPECT_EQ(9, b[0] | b[1] << 8);
+	EXPECT_EQ(1, b[12] | b[13] << 8);
+	/* debugfs sees it stale too: it stops at the HEAD, whose tid is not the expected one */
+	got = fc_area(CRASH);
+	ASSERT_NE(NULL, got);
+	for (p = logdump_out; (p = strstr(p, "Found expected sequence ")); p++)
+		if (sscanf(p, "Found expected sequence %lu, type %d", &seq, &type) == 2 &&
+		    type == 2 && seq > last)
+			last = seq;
+	type = sscanf(got, "tag HEAD, features 0x0, tid %lu\n%n", &head, &n);
+	printf("# stale area: HEAD of tid %lu; the log's last full commit: %lu\n", head, last);
+	EXPECT_EQ(1, type);
+	EXPECT_LT(head, last + 1);
+	/* nothing listed after the HEAD */
+	EXPECT_TRUE(n > 0 && !got[n]) TH_LOG("%s", got);
+	unlink(DISK);
+	recover_both(_metadata, 8 * KB);
+}
+
+TEST_HARNESS_MAIN
