@@ -272,21 +272,33 @@ static void make_damaged(struct __test_metadata *_metadata, enum damage dmg, boo
 }
 
 /* Recover CRASH by the kernel and by e2fsck; f must hold WANT bytes of pattern 1. */
+/* Mount @img and compare f with @l: 0, or not (said why, after @label) */
+static int mounted_layout(const char *img, const struct layout *l, const char *label)
+{
+	struct fcfs fs = { .loop = -1 };
+	char why[256];
+	int rc = fs_open(&fs, img, 0, "commit=600");
+
+	if (rc) {
+		printf("# %s: mount: %s\n", label, strerror(-rc));
+		fs_close(&fs);
+		return rc;
+	}
+	rc = check_layout(M("f"), l, why, sizeof(why));
+	if (rc)
+		printf("# %s: %s\n", label, why);
+	fs_close(&fs);
+	return rc;
+}
+
 static void recover_both(struct __test_metadata *_metadata, uint64_t want)
 {
 	struct layout l = { 1, { { 1, 0, want } } };
-	struct fcfs fs = { .loop = -1 };
-	char why[256], out[4096];
+	char out[4096];
 	int rc;
 
 	ASSERT_EQ(0, sparse_copy(CRASH, TOOL));
-	rc = fs_open(&fs, CRASH, 0, "commit=600");
-	EXPECT_EQ(0, rc) TH_LOG("kernel replay: mount: %s", strerror(-rc));
-	if (!rc && check_layout(M("f"), &l, why, sizeof(why))) {
-		printf("# kernel replay: %s\n", why);
-		ADD_FAILURE();
-	}
-	fs_close(&fs);
+	EXPECT_EQ(0, mounted_layout(CRASH, &l, "kernel replay"));
 	EXPECT_EQ(0, fsck_clean(CRASH, "kernel replay"));
 
 	rc = e2fsck_replay(TOOL, out, sizeof(out));
@@ -294,13 +306,7 @@ static void recover_both(struct __test_metadata *_metadata, uint64_t want)
 		diag_lines("e2fsck: ", out);
 	EXPECT_EQ(0, rc);
 	EXPECT_EQ(0, fsck_clean(TOOL, "e2fsck replay"));
-	rc = fs_open(&fs, TOOL, 0, "commit=600");
-	EXPECT_EQ(0, rc);
-	if (!rc && check_layout(M("f"), &l, why, sizeof(why))) {
-		printf("# e2fsck replay: %s\n", why);
-		ADD_FAILURE();
-	}
-	fs_close(&fs);
+	EXPECT_EQ(0, mounted_layout(TOOL, &l, "e2fsck replay"));
 	unlink(CRASH);
 	unlink(TOOL);
 }
@@ -321,7 +327,7 @@ TEST(torn_only_fc)
 {
 	struct layout l = { 1, { { 1, 0, 32 * KB } } };
 	struct fcfs fs = { .loop = -1 };
-	char out[4096], why[256];
+	char out[4096];
 	int rc;
 
 	make_damaged(_metadata, D_TAGBYTE, true);
@@ -339,13 +345,7 @@ TEST(torn_only_fc)
 	EXPECT_EQ(0, rc);
 	EXPECT_NE(NULL, strstr(out, "Journal checksum error found")) diag_lines("e2fsck: ", out);
 	EXPECT_EQ(0, fsck_clean(TOOL, "e2fsck replay"));
-	rc = fs_open(&fs, TOOL, 0, "commit=600");
-	EXPECT_EQ(0, rc);
-	if (!rc && check_layout(M("f"), &l, why, sizeof(why))) {
-		printf("# after e2fsck: %s\n", why);
-		ADD_FAILURE();
-	}
-	fs_close(&fs);
+	EXPECT_EQ(0, mounted_layout(TOOL, &l, "after e2fsck"));
 	unlink(CRASH);
 	unlink(TOOL);
 }

@@ -152,17 +152,23 @@ static int open_f(int flags)
 
 /* ------------------------------------------------------------------ data operations */
 
+/* Write fill @fill over [off, off + len) of d/f, then @sync it; 0 or -EIO */
+static int pwrite_then(int fill, off_t off, size_t len, int (*sync)(int))
+{
+	int fd = open_f(O_WRONLY), r;
+
+	r = pat_pwrite(fd, fill, off, len) || sync(fd);
+	close(fd);
+	return r ? -EIO : 0;
+}
+
 /*
  * append: 4 KiB written at the end of d/f, fsync(d/f).  POSIX: the data and the metadata
  * needed to read it back (size, block mapping) are durable; ext4 also keeps mtime/ctime.
  */
 static int act_append(struct ctx *c)
 {
-	int fd = open_f(O_WRONLY), r;
-
-	r = pat_pwrite(fd, 1, 32 * K, 4 * K) || fsync(fd);
-	close(fd);
-	return r ? -EIO : 0;
+	return pwrite_then(1, 32 * K, 4 * K, fsync);
 }
 
 static int chk_append(struct ctx *c, const char *root, bool rw, char *why, size_t wsz)
@@ -174,11 +180,7 @@ static int chk_append(struct ctx *c, const char *root, bool rw, char *why, size_
 /* overwrite: 4 KiB at 8 KiB of d/f rewritten, fsync(d/f): the new bytes, nothing else moves */
 static int act_overwrite(struct ctx *c)
 {
-	int fd = open_f(O_WRONLY), r;
-
-	r = pat_pwrite(fd, 2, 8 * K, 4 * K) || fsync(fd);
-	close(fd);
-	return r ? -EIO : 0;
+	return pwrite_then(2, 8 * K, 4 * K, fsync);
 }
 
 static int chk_overwrite(struct ctx *c, const char *root, bool rw, char *why, size_t wsz)
@@ -568,11 +570,7 @@ static int act_odsync(struct ctx *c)
 /* append + fdatasync: data and size durable */
 static int act_fdatasync(struct ctx *c)
 {
-	int fd = open_f(O_WRONLY), r;
-
-	r = pat_pwrite(fd, 1, 32 * K, 4 * K) || fdatasync(fd);
-	close(fd);
-	return r ? -EIO : 0;
+	return pwrite_then(1, 32 * K, 4 * K, fdatasync);
 }
 
 /*
@@ -581,11 +579,7 @@ static int act_fdatasync(struct ctx *c)
  */
 static int act_fdatasync_ow(struct ctx *c)
 {
-	int fd = open_f(O_WRONLY), r;
-
-	r = pat_pwrite(fd, 2, 8 * K, 4 * K) || fdatasync(fd);
-	close(fd);
-	return r ? -EIO : 0;
+	return pwrite_then(2, 8 * K, 4 * K, fdatasync);
 }
 
 /*
@@ -1008,18 +1002,6 @@ static void obs_path(char *p, size_t n, const char *variant)
 	snprintf(p, n, FC_DIR "/obs-%s", variant);
 }
 
-static int fsck_n(const char *img, const char *tag)
-{
-	static char out[65536];
-	int rc = run_cmd(out, sizeof(out), "e2fsck", "-fn", (char *)img);
-
-	if (rc) {
-		printf("# %s: e2fsck -fn exit %d:\n", tag, rc);
-		diag_lines("  ", out);
-	}
-	return rc;
-}
-
 /* Recover the crash image by kernel and by e2fsck and check both. */
 TEST_F_TIMEOUT(fc, crash, 180)
 {
@@ -1119,7 +1101,7 @@ TEST_F_TIMEOUT(fc, crash, 180)
 			printf("# kernel replay: %s\n", why);
 		}
 		fs_close(&fs);
-		if (fsck_n(crash, "kernel replay"))
+		if (fsck_clean(crash, "kernel replay"))
 			fails++;
 	} else {
 		fails++;
@@ -1155,10 +1137,10 @@ TEST_F_TIMEOUT(fc, crash, 180)
 			printf("# e2fsck replay: %.*s (known e2fsprogs 1.47.0 defect), repaired with e2fsck -fy\n",
 			       (int)strlen(want) - 1, want);
 			run_cmd(out, sizeof(out), "e2fsck", "-fy", (char *)tool);
-			if (fsck_n(tool, "e2fsck -fy after the replay"))
+			if (fsck_clean(tool, "e2fsck -fy after the replay"))
 				fails++;
 		}
-	} else if (fsck_n(tool, "e2fsck replay")) {
+	} else if (fsck_clean(tool, "e2fsck replay")) {
 		fails++;
 	}
 	rc = fs_open(&fs, tool, 0, mopts);
