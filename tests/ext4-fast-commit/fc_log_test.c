@@ -70,12 +70,46 @@ static char *fc_area(const char *img)
 	return p ? p + strlen("*** Fast Commit Area ***\n") : NULL;
 }
 
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char * const *)a, *(char * const *)b);
+}
+
+/*
+ * @s with each fast commit's lines (up to its "tag TAIL") sorted and duplicates dropped:
+ * the format fixes which records a fast commit holds, not their order within it (stock
+ * writes a created inode's INODE record twice, ours once).
+ */
+static void commit_sets(const char *s, char *out, size_t sz)
+{
+	char *copy = strdup(s), *lines[256], *p, *save = NULL;
+	size_t n = 0, len = 0, i;
+	bool last;
+
+	out[0] = 0;
+	for (p = strtok_r(copy, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+		if (n < 256)
+			lines[n++] = p;
+		last = !strncmp(p, "tag TAIL", 8);
+		if (!last && *save)
+			continue;
+		qsort(lines, n, sizeof(lines[0]), line_cmp);
+		for (i = 0; i < n; i++)
+			if (!i || strcmp(lines[i], lines[i - 1]))
+				len += snprintf(out + len, len < sz ? sz - len : 0, "%s\n", lines[i]);
+		len += snprintf(out + len, len < sz ? sz - len : 0, "--\n");
+		n = 0;
+	}
+	free(copy);
+}
+
 TEST(logdump_tags)
 {
 	unsigned long d, f, n, tid;
 	long long pnew, lnew = 0, pf1;
 	struct fcfs fs = { .loop = -1 };
 	char want[4096], out[4096], *got, *pre, *k, *t;
+	static char got_sets[8192], want_sets[8192];
 	struct jsb j;
 	int fd, rc;
 
@@ -155,7 +189,9 @@ TEST(logdump_tags)
 				*w++ = *r;
 		*w = 0;
 	}
-	if (strcmp(got, want)) {
+	commit_sets(got, got_sets, sizeof(got_sets));
+	commit_sets(want, want_sets, sizeof(want_sets));
+	if (strcmp(got_sets, want_sets)) {
 		size_t i = 0;
 
 		while (got[i] && got[i] == want[i])
@@ -167,7 +203,7 @@ TEST(logdump_tags)
 		printf("# expected (stock 6.1):\n");
 		diag_lines("  ", want);
 	}
-	EXPECT_STREQ(want, got);
+	EXPECT_STREQ(want_sets, got_sets);
 
 	/* both recoveries give the tree of before the power cut */
 	ASSERT_EQ(0, sparse_copy(CRASH, TOOL));
@@ -319,9 +355,10 @@ TEST(torn_second_write_64b)	{ make_damaged(_metadata, D_TORN64, false); recover_
 TEST(torn_second_after_tail)	{ make_damaged(_metadata, D_TORN_AFTER_TAIL, false); recover_both(_metadata, 40 * KB); }
 
 /*
- * The only fast commit damaged: stock refuses the mount (the scan's -EFSBADCRC is the
- * result of the journal recovery); e2fsck skips it; the kernel then mounts the last full
- * commit's state.
+ * The only fast commit damaged: the fsync that wrote it never returned, so recovery drops it
+ * and the mount shows the last full commit's state, as e2fsck's replay does.  Stock 6.1
+ * refuses the mount instead (its scan's -EFSBADCRC becomes the journal recovery's result:
+ * EIO, every time); patches/fixes/0010 mends that.
  */
 TEST(torn_only_fc)
 {
@@ -334,12 +371,10 @@ TEST(torn_only_fc)
 	ASSERT_EQ(0, sparse_copy(CRASH, TOOL));
 	rc = fs_open(&fs, CRASH, 0, "commit=600");
 	printf("# kernel mount: %s\n", rc ? strerror(-rc) : "succeeded");
-	EXPECT_EQ(-EIO, rc);
+	EXPECT_EQ(0, rc);
 	fs_close(&fs);
-	/* and the image is left as it was: a second try fails the same way */
-	rc = fs_open(&fs, CRASH, 0, "commit=600");
-	EXPECT_EQ(-EIO, rc);
-	fs_close(&fs);
+	EXPECT_EQ(0, fsck_clean(CRASH, "kernel recovery"));
+	EXPECT_EQ(0, mounted_layout(CRASH, &l, "kernel recovery"));
 
 	rc = e2fsck_replay(TOOL, out, sizeof(out));
 	EXPECT_EQ(0, rc);

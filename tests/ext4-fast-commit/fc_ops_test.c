@@ -1253,13 +1253,21 @@ TEST_F(fc, fc_info)
 			return;
 		}
 	}
-	for (i = 0; i < 3 + FC_NREASONS; i++)
+	for (i = 0; i < 3 + FC_NREASONS; i++) {
+		/*
+		 * After the resize's journal flush stock's fsync commits nothing (and a fast
+		 * commit made later is lost at a power cut: fc_bugs_test); answering it with a
+		 * full commit instead is as good.
+		 */
+		if (op->act == act_resize && i == 1 && v[i] == 1)
+			continue;
 		if (v[i] != want[i]) {
 			printf("# %s: %s moved by %ld, stock: %ld\n", op->name,
 			       i == 0 ? "commits" : i == 1 ? "ineligible" : i == 2 ? "numblks" :
 			       fc_reason_names[i - 3], v[i], want[i]);
 			bad++;
 		}
+	}
 	EXPECT_EQ(0, bad);
 }
 
