@@ -28,6 +28,8 @@ cmdline="panic=-1 oops=panic softlockup_panic=1 ktest.group=$group $CMDLINE"
 # lockup detectors keep watching, with thresholds that fit an emulated debug kernel.
 [ "$KDEBUG" != 1 ] || cmdline="$cmdline rcupdate.rcu_cpu_stall_timeout=120 watchdog_thresh=60"
 [ -n "${KTEST_CASE:-}" ] && cmdline="$cmdline ktest.case=$KTEST_CASE"
+# Extra parameters for one run by hand (a test may read its own from /proc/cmdline).
+[ -n "${KTEST_CMDLINE:-}" ] && cmdline="$cmdline $KTEST_CMDLINE"
 # Fuzz groups: one seed for every kernel of a check run (so stock and full see the same
 # cases), a short run by default and the full one on debug kernels or when FUZZ_CASES says.
 seed=${KTEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}

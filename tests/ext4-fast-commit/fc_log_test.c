@@ -439,4 +439,82 @@ TEST(stale_fc_area)
 	recover_both(_metadata, 8 * KB);
 }
 
+/*
+ * data=writeback frees a block at once: a block truncated away from x is given to w in the
+ * same transaction, and one fast commit holds w's new range and x's removed one.  The records
+ * of a fast commit describe what holds after it, in no particular order (w's come first here:
+ * w was logged first), so replay maps the block to w while x still has it, then unmaps it from
+ * x: the block must stay allocated to w, not end up free while w maps it (e2fsck: "block
+ * bitmap differences"; the next allocation would cross-link it).  Then the same log replayed
+ * with data=ordered, where a freed block is not reusable until its transaction commits.
+ */
+static void writeback_pass_on(struct __test_metadata *_metadata, const char *replay_opts)
+{
+	struct layout lw = { 1, { { 5, 0, 4 * KB } } }, lx = { 0 };
+	struct fcfs fs = { .loop = -1 };
+	long long px, pw;
+	char why[256];
+	off_t off = 0;
+	int fd, w, rc;
+
+	setlinebuf(stdout);
+	ASSERT_EQ(0, fc_start(&fs, "fast_commit", 4096, DISK,
+			      "commit=600,data=writeback,nodelalloc"));
+	ASSERT_EQ(0, pat_create(M("x"), 0644, 1, 4 * KB));
+	/* a fresh mount: no preallocation left over from x */
+	ASSERT_EQ(0, fs_umount(&fs));
+	ASSERT_EQ(0, fs_mount(&fs, 0, "commit=600,data=writeback,nodelalloc"));
+	/*
+	 * Every other block taken (the clusters ext4 keeps for metadata too), so that the
+	 * next allocation can only be x's block; each file closed discards its preallocation
+	 * for the next to take.
+	 */
+	snprintf(why, sizeof(why), "/sys/fs/ext4/loop%d/reserved_clusters", fs.loop);
+	ASSERT_EQ(0, write_file(why, "0"));
+	for (int i = 0; i < 8; i++) {
+		char name[PATH_MAX];
+		off_t before;
+
+		snprintf(name, sizeof(name), "%s/fill%d", FC_MNT, i);
+		fd = open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		ASSERT_LE(0, fd);
+		off = 0;
+		for (off_t step = 1 << 24; step >= 4096; step /= 2)
+			while (!fallocate(fd, 0, off, step))
+				off += step;
+		before = off;
+		close(fd);
+		if (!before)
+			break;
+	}
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	usleep(30 * 1000);
+	px = fiemap_first(M("x"), 4096, NULL);
+	ASSERT_LT(0, px);
+
+	w = open(M("w"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, truncate(M("x"), 0));
+	ASSERT_EQ(0, pat_pwrite(w, 5, 0, 4 * KB));
+	pw = fiemap_first(M("w"), 4096, NULL);
+	printf("# x's block %lld, w's block %lld\n", px, pw);
+	ASSERT_EQ(px, pw) TH_LOG("the allocator did not reuse x's block");
+	ASSERT_EQ(0, fsync(w));
+	close(w);
+	ASSERT_EQ(0, fc_power_cut(&fs, CRASH));
+	unlink(DISK);
+
+	rc = fs_open(&fs, CRASH, 0, replay_opts);
+	ASSERT_EQ(0, rc) TH_LOG("replaying mount: %s", strerror(-rc));
+	EXPECT_EQ(0, check_layout(M("w"), &lw, why, sizeof(why))) TH_LOG("w: %s", why);
+	EXPECT_EQ(0, check_layout(M("x"), &lx, why, sizeof(why))) TH_LOG("x: %s", why);
+	EXPECT_EQ(px, fiemap_first(M("w"), 4096, NULL));
+	fs_close(&fs);
+	EXPECT_EQ(0, fsck_clean(CRASH, "kernel replay"));
+	unlink(CRASH);
+}
+
+TEST(writeback_block_passed_on)		{ writeback_pass_on(_metadata, "data=writeback"); }
+TEST(writeback_block_passed_on_ordered)	{ writeback_pass_on(_metadata, "data=ordered"); }
+
 TEST_HARNESS_MAIN
