@@ -517,4 +517,97 @@ static void writeback_pass_on(struct __test_metadata *_metadata, const char *rep
 TEST(writeback_block_passed_on)		{ writeback_pass_on(_metadata, "data=writeback"); }
 TEST(writeback_block_passed_on_ordered)	{ writeback_pass_on(_metadata, "data=ordered"); }
 
+#ifndef EXT4_IOC_CHECKPOINT
+#define EXT4_IOC_CHECKPOINT _IOW('f', 43, __u32)
+#endif
+
+/*
+ * A fast commit right after a journal flush (FIFREEZE/FITHAW, EXT4_IOC_CHECKPOINT, online
+ * resize): the flush marks the log empty on disk until the next full commit, and recovery
+ * does not read the fast-commit area of an empty log.  Stock 6.1 writes the fast commit
+ * anyway and loses the appended bytes at the power cut (patches/fixes/0011 mends it: the
+ * fsync commits in full); ours does the same as the fix.  control_no_flush: the same
+ * without the flush.
+ */
+enum trig { T_NONE, T_FREEZE, T_CHECKPOINT, T_RESIZE };
+
+static int run_case(struct __test_metadata *_metadata, enum trig t)
+{
+	const char *disk = FC_DIR "/bdisk.img", *crash = FC_DIR "/bcrash.img";
+	char tpl[PATH_MAX], why[256];
+	struct fcfs fs = { .loop = -1 };
+	struct fcinfo f0, f1;
+	struct stat st;
+	int fd, r;
+
+	setlinebuf(stdout);
+	if (make_template(tpl, sizeof(tpl), "fast_commit", 4096, FC_IMG_SIZE) ||
+	    sparse_copy(tpl, disk))
+		return -1;
+	if (t == T_RESIZE && truncate(disk, 96 << 20))
+		return -1;
+	if (fs_open(&fs, disk, 0, "commit=600"))
+		return -1;
+	if (pat_create(FC_MNT "/f", 0644, 1, 32 * 1024) || syncfs_path(FC_MNT))
+		return -1;
+
+	if (!is_loop_mount(FC_MNT, fs.loop))
+		return -1;
+	fd = open(FC_MNT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	switch (t) {
+	case T_NONE:
+		r = 0;
+		break;
+	case T_FREEZE:
+		r = ioctl(fd, FIFREEZE, 0) || ioctl(fd, FITHAW, 0);
+		break;
+	case T_CHECKPOINT: {
+		__u32 fl = 0;
+
+		r = ioctl(fd, EXT4_IOC_CHECKPOINT, &fl);
+		break;
+	}
+	case T_RESIZE: {
+		__u64 n = (80ULL << 20) / 4096;
+
+		r = ioctl(fd, EXT4_IOC_RESIZE_FS, &n);
+		break;
+	}
+	}
+	close(fd);
+	EXPECT_EQ(0, r) TH_LOG("trigger: %s", strerror(errno));
+
+	fcinfo_read(fs.loop, &f0, NULL, 0);
+	fd = open(FC_MNT "/f", O_WRONLY | O_CLOEXEC);
+	r = pat_pwrite(fd, 1, 32 * 1024, 4096) || fsync(fd);
+	close(fd);
+	EXPECT_EQ(0, r);
+	fcinfo_read(fs.loop, &f1, NULL, 0);
+	printf("# the fsync: %ld fast commits, %ld ineligible\n", f1.commits - f0.commits,
+	       f1.ineligible - f0.ineligible);
+
+	EXPECT_EQ(0, fs_shutdown(FC_MNT, EXT4_GOING_FLAGS_NOLOGFLUSH));
+	EXPECT_EQ(0, sparse_copy(disk, crash));
+	fs_close(&fs);
+	unlink(disk);
+
+	r = fs_open(&fs, crash, 0, "commit=600");
+	EXPECT_EQ(0, r);
+	if (!r) {
+		stat(FC_MNT "/f", &st);
+		r = check_layout(FC_MNT "/f", &(struct layout){ 1, { { 1, 0, 36 * 1024 } } },
+				 why, sizeof(why));
+		if (r)
+			printf("# after the kernel's recovery: %s\n", why);
+	}
+	fs_close(&fs);
+	unlink(crash);
+	return r;
+}
+
+TEST(control_no_flush) { EXPECT_EQ(0, run_case(_metadata, T_NONE)); }
+TEST(freeze_thaw_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_FREEZE)); }
+TEST(checkpoint_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_CHECKPOINT)); }
+TEST(resize_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_RESIZE)); }
+
 TEST_HARNESS_MAIN
