@@ -537,7 +537,6 @@ static int run_case(struct __test_metadata *_metadata, enum trig t)
 	char tpl[PATH_MAX], why[256];
 	struct fcfs fs = { .loop = -1 };
 	struct fcinfo f0, f1;
-	struct stat st;
 	int fd, r;
 
 	setlinebuf(stdout);
@@ -594,7 +593,6 @@ static int run_case(struct __test_metadata *_metadata, enum trig t)
 	r = fs_open(&fs, crash, 0, "commit=600");
 	EXPECT_EQ(0, r);
 	if (!r) {
-		stat(FC_MNT "/f", &st);
 		r = check_layout(FC_MNT "/f", &(struct layout){ 1, { { 1, 0, 36 * 1024 } } },
 				 why, sizeof(why));
 		if (r)
