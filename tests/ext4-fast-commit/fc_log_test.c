@@ -23,6 +23,9 @@
  *    error found", skips it, and then the kernel mounts the state of the last full commit.
  *  - stale_fc_area: fast commits of an older transaction left in the area after full
  *    commits must not be replayed (their HEAD's tid is not the expected one).
+ *  - tracepoints: every ext4_fc_* event both stock and ours define fires for fsyncs of a
+ *    create, a link and an unlink; commit_start and commit_stop pair up; track_create and
+ *    the replay's records name the created inode.
  */
 #include "fc_util.h"
 #include "kselftest_harness.h"
@@ -607,5 +610,102 @@ TEST(control_no_flush) { EXPECT_EQ(0, run_case(_metadata, T_NONE)); }
 TEST(freeze_thaw_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_FREEZE)); }
 TEST(checkpoint_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_CHECKPOINT)); }
 TEST(resize_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_RESIZE)); }
+
+/*
+ * The ext4_fc_* tracepoints (6.1's names; their fields are each implementation's own): the
+ * tracking and commit events fire for fsyncs that fast-commit a create, a link and an unlink,
+ * and the replay events at the next mount name the created inode.  Catches events that are
+ * missing, never reached or that trace another inode than the one replayed.
+ */
+static const char * const fc_events[] = {
+	"ext4_fc_track_inode", "ext4_fc_track_range", "ext4_fc_track_create",
+	"ext4_fc_track_link", "ext4_fc_track_unlink", "ext4_fc_commit_start",
+	"ext4_fc_commit_stop", "ext4_fc_cleanup", "ext4_fc_replay_scan", "ext4_fc_replay",
+};
+
+static int fc_events_enable(bool on)
+{
+	char path[256];
+	int r = 0;
+
+	if (on)
+		r |= write_file(TRACEFS "/trace", "");
+	for (size_t i = 0; i < sizeof(fc_events) / sizeof(fc_events[0]); i++) {
+		snprintf(path, sizeof(path), TRACEFS "/events/ext4/%s/enable", fc_events[i]);
+		r |= write_file(path, on ? "1" : "0");
+	}
+	return r;
+}
+
+/* How many lines of the trace buffer carry EVENT (as "EVENT:") and, if non-NULL, WORD too. */
+static int trace_count(const char *buf, const char *event, const char *word)
+{
+	char tag[64];
+	const char *p, *eol;
+	int n = 0;
+
+	snprintf(tag, sizeof(tag), " %s:", event);
+	for (p = buf; (p = strstr(p, tag)); p = eol) {
+		const char *w;
+
+		eol = strchrnul(p, '\n');
+		if (!word) {
+			n++;
+			continue;
+		}
+		for (w = p; (w = strstr(w, word)) && w < eol; w++)
+			if (!isdigit((unsigned char)w[strlen(word)])) {
+				n++;
+				break;
+			}
+	}
+	return n;
+}
+
+TEST(tracepoints)
+{
+	static char buf[1 << 20];
+	struct fcfs fs = { .loop = -1 };
+	char word[64];
+	unsigned long n;
+	ssize_t len;
+	size_t i;
+
+	start(_metadata, &fs);
+	ASSERT_EQ(0, pat_create(M("f"), 0644, 1, 8 * KB));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	ASSERT_EQ(0, fc_events_enable(true));
+	ASSERT_EQ(0, pat_create(M("new"), 0644, 2, 5000));
+	ASSERT_EQ(0, fsync_path(M("new"), false));
+	n = ino_of(M("new"));
+	ASSERT_EQ(0, link(M("f"), M("l")));
+	ASSERT_EQ(0, fsync_path(M("f"), false));
+	ASSERT_EQ(0, unlink(M("l")));
+	ASSERT_EQ(0, fsync_path(M("f"), false));
+	ASSERT_EQ(0, fc_power_cut(&fs, CRASH));
+	len = read_small(TRACEFS "/trace", buf, sizeof(buf));
+	ASSERT_LT(0, len);
+	for (i = 0; i < 8; i++)
+		EXPECT_LT(0, trace_count(buf, fc_events[i], NULL)) TH_LOG("no %s", fc_events[i]);
+	/* three fsyncs, each one a commit that starts and stops */
+	EXPECT_LE(3, trace_count(buf, "ext4_fc_commit_start", NULL));
+	EXPECT_EQ(trace_count(buf, "ext4_fc_commit_start", NULL),
+		  trace_count(buf, "ext4_fc_commit_stop", NULL));
+	snprintf(word, sizeof(word), "ino %lu", n);
+	EXPECT_LT(0, trace_count(buf, "ext4_fc_track_create", word));
+
+	ASSERT_EQ(0, write_file(TRACEFS "/trace", ""));
+	ASSERT_EQ(0, fs_open(&fs, CRASH, 0, "commit=600"));
+	EXPECT_EQ(0, access(M("new"), F_OK));
+	fs_close(&fs);
+	ASSERT_EQ(0, fc_events_enable(false));
+	len = read_small(TRACEFS "/trace", buf, sizeof(buf));
+	ASSERT_LT(0, len);
+	EXPECT_LT(0, trace_count(buf, "ext4_fc_replay_scan", NULL));
+	/* the created inode's INODE, ADD_RANGE and CREAT records */
+	EXPECT_LE(3, trace_count(buf, "ext4_fc_replay", word)) diag_lines("trace: ", buf);
+	unlink(CRASH);
+	unlink(DISK);
+}
 
 TEST_HARNESS_MAIN

@@ -9,6 +9,7 @@
 #define FC_UTIL_H
 
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
