@@ -24,8 +24,9 @@
  *    (mt.*rename_unlink*: random interleavings; on stock those also left, once each,
  *    a duplicate directory entry and an inode with i_size 0 after a replay).
  *
- * 4. A full fast-commit area: test fc_area_full_15_blocks (above); fc_mt_test's procedure
- *    on the default 16-block area (mt.parallel_append_small_area).
+ * 4. A full fast-commit area: fc_log_test.c's fc_area_full_15_blocks, which fails on stock
+ *    and passes with patches/fixes/0012; fc_mt_test's procedure on the default 16-block
+ *    area (mt.parallel_append_small_area).
  *
  * 5. Replay of directory creation and removal (the fc_ops_test procedure, variants
  *    mkdir_fsync_file and rmdir_fsync_file): mkdir d/sub, d/sub/new written, fsync(d/sub/new)
@@ -40,57 +41,6 @@
 #include "fc_ops_test.c"
 #include "fc_mt_test.c"
 
-
-/*
- * N single-block fast commits (4 KiB appends) after a full commit, then the power cut.  The
- * fast-commit area of a 64 MiB fs has 16 blocks (mke2fs: journal/64), of which jbd2 uses 15
- * (jbd2_fc_get_buf() hands out j_fc_first .. j_fc_last - 1); with all 15 holding valid fast
- * commits, recovery reads block j_fc_last too (fc_do_one_pass() loops while <= j_fc_last),
- * which is one past the journal's end: the read fails and so does the mount.
- */
-static void area_case(struct __test_metadata *_metadata, int n)
-{
-	const char *disk = FC_DIR "/bdisk.img", *crash = FC_DIR "/bcrash.img";
-	struct layout l = { 1, { { 1, 0, 32 * 1024 + n * 4096ULL } } };
-	struct fcfs fs = { .loop = -1 };
-	struct fcinfo f0, f1;
-	char why[256], out[8192];
-	int fd, r, i;
-
-	setlinebuf(stdout);
-	ASSERT_EQ(0, fc_start(&fs, "fast_commit", 4096, disk, "commit=600"));
-	ASSERT_EQ(0, pat_create(FC_MNT "/f", 0644, 1, 32 * 1024));
-	ASSERT_EQ(0, syncfs_path(FC_MNT));
-	fcinfo_read(fs.loop, &f0, NULL, 0);
-	fd = open(FC_MNT "/f", O_WRONLY | O_CLOEXEC);
-	for (i = 0; i < n; i++) {
-		ASSERT_EQ(0, pat_pwrite(fd, 1, 32 * 1024 + i * 4096, 4096));
-		ASSERT_EQ(0, fsync(fd));
-	}
-	close(fd);
-	fcinfo_read(fs.loop, &f1, NULL, 0);
-	printf("# %ld fast commits, %ld blocks, %ld ineligible\n", f1.commits - f0.commits,
-	       f1.numblks - f0.numblks, f1.ineligible - f0.ineligible);
-	ASSERT_EQ(n, f1.numblks - f0.numblks);
-	ASSERT_EQ(0, fc_power_cut(&fs, crash));
-	unlink(disk);
-	r = fs_open(&fs, crash, 0, "commit=600");
-	EXPECT_EQ(0, r) TH_LOG("kernel replay: mount: %s", strerror(-r));
-	if (!r) {
-		r = check_layout(FC_MNT "/f", &l, why, sizeof(why));
-		EXPECT_EQ(0, r) TH_LOG("kernel replay: %s", why);
-	}
-	fs_close(&fs);
-	if (r) {
-		r = e2fsck_replay(crash, out, sizeof(out));
-		printf("# e2fsck -E journal_only -y: exit %d\n", r);
-		diag_lines("e2fsck: ", out);
-	}
-	unlink(crash);
-}
-
-TEST(fc_area_14_blocks)		{ area_case(_metadata, 14); }
-TEST(fc_area_full_15_blocks)	{ area_case(_metadata, 15); }
 
 /*
  * A file unlinked while open (its inode stays, nlink 0, on the orphan list), then another

@@ -23,6 +23,8 @@
  *    error found", skips it, and then the kernel mounts the state of the last full commit.
  *  - stale_fc_area: fast commits of an older transaction left in the area after full
  *    commits must not be replayed (their HEAD's tid is not the expected one).
+ *  - fc_area_14_blocks, fc_area_full_15_blocks: 14 and 15 one-block fast commits after a
+ *    full commit, the power cut, every append recovered (15 fills the area).
  *  - tracepoints: every ext4_fc_* event both stock and ours define fires for fsyncs of a
  *    create, a link and an unlink; commit_start and commit_stop pair up; track_create and
  *    the replay's records name the created inode.
@@ -610,6 +612,58 @@ TEST(control_no_flush) { EXPECT_EQ(0, run_case(_metadata, T_NONE)); }
 TEST(freeze_thaw_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_FREEZE)); }
 TEST(checkpoint_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_CHECKPOINT)); }
 TEST(resize_then_fsync) { EXPECT_EQ(0, run_case(_metadata, T_RESIZE)); }
+
+/*
+ * N single-block fast commits (4 KiB appends) after a full commit, then the power cut.  The
+ * fast-commit area of a 64 MiB fs has 16 blocks (mke2fs: journal/64), of which jbd2 uses 15
+ * (jbd2_fc_get_buf() hands out j_fc_first .. j_fc_last - 1); with all 15 holding valid fast
+ * commits, recovery reads block j_fc_last too (fc_do_one_pass() loops while <= j_fc_last),
+ * which is one past the journal's end: the read fails and so does the mount (stock 6.1;
+ * patches/fixes/0012 stops the scan at the area's last block).  Every append must be there.
+ */
+static void area_case(struct __test_metadata *_metadata, int n)
+{
+	const char *disk = DISK, *crash = CRASH;
+	struct layout l = { 1, { { 1, 0, 32 * 1024 + n * 4096ULL } } };
+	struct fcfs fs = { .loop = -1 };
+	struct fcinfo f0, f1;
+	char why[256], out[8192];
+	int fd, r, i;
+
+	setlinebuf(stdout);
+	ASSERT_EQ(0, fc_start(&fs, "fast_commit", 4096, disk, "commit=600"));
+	ASSERT_EQ(0, pat_create(FC_MNT "/f", 0644, 1, 32 * 1024));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	fcinfo_read(fs.loop, &f0, NULL, 0);
+	fd = open(FC_MNT "/f", O_WRONLY | O_CLOEXEC);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, pat_pwrite(fd, 1, 32 * 1024 + i * 4096, 4096));
+		ASSERT_EQ(0, fsync(fd));
+	}
+	close(fd);
+	fcinfo_read(fs.loop, &f1, NULL, 0);
+	printf("# %ld fast commits, %ld blocks, %ld ineligible\n", f1.commits - f0.commits,
+	       f1.numblks - f0.numblks, f1.ineligible - f0.ineligible);
+	ASSERT_EQ(n, f1.numblks - f0.numblks);
+	ASSERT_EQ(0, fc_power_cut(&fs, crash));
+	unlink(disk);
+	r = fs_open(&fs, crash, 0, "commit=600");
+	EXPECT_EQ(0, r) TH_LOG("kernel replay: mount: %s", strerror(-r));
+	if (!r) {
+		r = check_layout(FC_MNT "/f", &l, why, sizeof(why));
+		EXPECT_EQ(0, r) TH_LOG("kernel replay: %s", why);
+	}
+	fs_close(&fs);
+	if (r) {
+		r = e2fsck_replay(crash, out, sizeof(out));
+		printf("# e2fsck -E journal_only -y: exit %d\n", r);
+		diag_lines("e2fsck: ", out);
+	}
+	unlink(crash);
+}
+
+TEST(fc_area_14_blocks)		{ area_case(_metadata, 14); }
+TEST(fc_area_full_15_blocks)	{ area_case(_metadata, 15); }
 
 /*
  * The ext4_fc_* tracepoints (6.1's names; their fields are each implementation's own): the
