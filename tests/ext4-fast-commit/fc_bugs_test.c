@@ -19,8 +19,9 @@
  *    commit (the file still open, or another thread's fast commit running between the unlink
  *    and the eviction): the fast commit holds [DEL_ENTRY name, ..., INODE n] with the raw
  *    inode at nlink 0; the replay frees the inode on the DEL_ENTRY, then fails on the INODE
- *    tag, and the mount fails (EIO, "JBD2: recovery failed").  Test
- *    unlink_open_file_then_fsync (deterministic) and the fc_mt_test procedure with unlinks
+ *    tag, and the mount fails (EIO, "JBD2: recovery failed").  The deterministic case moved
+ *    to fc_log_test.c (unlink_open_file_then_fsync, patches/fixes/0013); here the fc_mt_test
+ *    procedure with unlinks
  *    (mt.*rename_unlink*: random interleavings; on stock those also left, once each,
  *    a duplicate directory entry and an inode with i_size 0 after a replay).
  *
@@ -41,58 +42,6 @@
 #include "fc_ops_test.c"
 #include "fc_mt_test.c"
 
-
-/*
- * A file unlinked while open (its inode stays, nlink 0, on the orphan list), then another
- * file appended and fsynced: the fast commit carries [DEL_ENTRY victim, ..., INODE victim]
- * with the victim's raw inode at nlink 0.  Stock's replay unlinks (and frees) the victim,
- * then ext4_fc_replay_inode() writes that inode back and cannot iget it ("Inode not found":
- * -EFSCORRUPTED): the recovery fails and so does the mount (EIO).  The victim must be gone
- * and the other file's data there.
- */
-TEST(unlink_open_file_then_fsync)
-{
-	const char *disk = FC_DIR "/bdisk.img", *crash = FC_DIR "/bcrash.img";
-	struct layout l = { 1, { { 1, 0, 8192 } } };
-	struct fcfs fs = { .loop = -1 };
-	char why[256], out[16384];
-	int fd, r;
-
-	setlinebuf(stdout);
-	ASSERT_EQ(0, fc_start(&fs, "fast_commit", 4096, disk, "commit=600"));
-	ASSERT_EQ(0, pat_create(FC_MNT "/other", 0644, 1, 4096));
-	ASSERT_EQ(0, pat_create(FC_MNT "/victim", 0644, 2, 4096));
-	ASSERT_EQ(0, syncfs_path(FC_MNT));
-	fd = open(FC_MNT "/victim", O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, unlink(FC_MNT "/victim"));
-	r = open(FC_MNT "/other", O_WRONLY | O_CLOEXEC);
-	ASSERT_EQ(0, pat_pwrite(r, 1, 4096, 4096));
-	ASSERT_EQ(0, fsync(r));
-	close(r);
-	ASSERT_EQ(0, fs_shutdown(FC_MNT, EXT4_GOING_FLAGS_NOLOGFLUSH));
-	ASSERT_EQ(0, sparse_copy(disk, crash));
-	close(fd);
-	fs_close(&fs);
-	unlink(disk);
-	run_cmd(out, sizeof(out), "debugfs", "-R", "logdump", (char *)crash);
-	diag_lines("logdump: ", strstr(out, "*** Fast") ?: out);
-	fc_trace(true);
-	r = fs_open(&fs, crash, 0, "commit=600");
-	fc_trace(false);
-	EXPECT_EQ(0, r) TH_LOG("kernel replay: mount: %s", strerror(-r));
-	if (r)
-		fc_trace_print(20);
-	if (!r) {
-		EXPECT_NE(0, access(FC_MNT "/victim", F_OK));
-		r = check_layout(FC_MNT "/other", &l, why, sizeof(why));
-		EXPECT_EQ(0, r) TH_LOG("%s", why);
-	}
-	fs_close(&fs);
-	if (!r)
-		EXPECT_EQ(0, fsck_clean(crash, "kernel replay"));
-	unlink(crash);
-}
 
 /* A fast commit, the power cut, then mount -o ro: the data must be there. */
 TEST(ro_mount_replay)

@@ -25,6 +25,9 @@
  *    commits must not be replayed (their HEAD's tid is not the expected one).
  *  - fc_area_14_blocks, fc_area_full_15_blocks: 14 and 15 one-block fast commits after a
  *    full commit, the power cut, every append recovered (15 fills the area).
+ *  - unlink_open_file_then_fsync: a file unlinked while open, another file's append
+ *    fsynced: after the power cut the mount succeeds, the unlinked file is gone, the append
+ *    is there and e2fsck -fn is clean.
  *  - tracepoints: every ext4_fc_* event both stock and ours define fires for fsyncs of a
  *    create, a link and an unlink; commit_start and commit_stop pair up; track_create and
  *    the replay's records name the created inode.
@@ -664,6 +667,58 @@ static void area_case(struct __test_metadata *_metadata, int n)
 
 TEST(fc_area_14_blocks)		{ area_case(_metadata, 14); }
 TEST(fc_area_full_15_blocks)	{ area_case(_metadata, 15); }
+
+/*
+ * A file unlinked while open (its inode stays, nlink 0, on the orphan list), then another
+ * file appended and fsynced: the fast commit carries [DEL_ENTRY victim, ..., INODE victim]
+ * with the victim's raw inode at nlink 0.  Stock's replay unlinks (and frees) the victim,
+ * then ext4_fc_replay_inode() writes that inode back and cannot iget it ("Inode not found":
+ * -EFSCORRUPTED): the recovery fails and so does the mount (EIO); patches/fixes/0013 skips
+ * such an INODE record.  The victim must be gone and the other file's data there.
+ */
+TEST(unlink_open_file_then_fsync)
+{
+	const char *disk = DISK, *crash = CRASH;
+	struct layout l = { 1, { { 1, 0, 8192 } } };
+	struct fcfs fs = { .loop = -1 };
+	char why[256], out[16384];
+	int fd, r;
+
+	setlinebuf(stdout);
+	ASSERT_EQ(0, fc_start(&fs, "fast_commit", 4096, disk, "commit=600"));
+	ASSERT_EQ(0, pat_create(FC_MNT "/other", 0644, 1, 4096));
+	ASSERT_EQ(0, pat_create(FC_MNT "/victim", 0644, 2, 4096));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	fd = open(FC_MNT "/victim", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, unlink(FC_MNT "/victim"));
+	r = open(FC_MNT "/other", O_WRONLY | O_CLOEXEC);
+	ASSERT_EQ(0, pat_pwrite(r, 1, 4096, 4096));
+	ASSERT_EQ(0, fsync(r));
+	close(r);
+	ASSERT_EQ(0, fs_shutdown(FC_MNT, EXT4_GOING_FLAGS_NOLOGFLUSH));
+	ASSERT_EQ(0, sparse_copy(disk, crash));
+	close(fd);
+	fs_close(&fs);
+	unlink(disk);
+	run_cmd(out, sizeof(out), "debugfs", "-R", "logdump", (char *)crash);
+	diag_lines("logdump: ", strstr(out, "*** Fast") ?: out);
+	fc_trace(true);
+	r = fs_open(&fs, crash, 0, "commit=600");
+	fc_trace(false);
+	EXPECT_EQ(0, r) TH_LOG("kernel replay: mount: %s", strerror(-r));
+	if (r)
+		fc_trace_print(20);
+	if (!r) {
+		EXPECT_NE(0, access(FC_MNT "/victim", F_OK));
+		r = check_layout(FC_MNT "/other", &l, why, sizeof(why));
+		EXPECT_EQ(0, r) TH_LOG("%s", why);
+	}
+	fs_close(&fs);
+	if (!r)
+		EXPECT_EQ(0, fsck_clean(crash, "kernel replay"));
+	unlink(crash);
+}
 
 /*
  * The ext4_fc_* tracepoints (6.1's names; their fields are each implementation's own): the
