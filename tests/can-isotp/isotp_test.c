@@ -444,6 +444,60 @@ static struct can_isotp_options get_opts(int s)
 	return o;
 }
 
+/*
+ * A setsockopt() that faults changes nothing: each option keeps what was set
+ * before.  6.1 copied straight into the socket, and copy_from_user() zeroes
+ * what it cannot copy (patches/fixes/0015).
+ */
+TEST(setsockopt_fault_keeps_options)
+{
+	struct can_isotp_options o = {
+		.flags = CAN_ISOTP_TX_PADDING | CAN_ISOTP_EXTEND_ADDR,
+		.frame_txtime = 1000, .ext_address = 0x12, .txpad_content = 0x55,
+		.rxpad_content = 0x66, .rx_ext_address = 0x12,
+	}, got;
+	struct can_isotp_fc_options fc = { 4, 2, 1 }, fcgot;
+	uint32_t tx = 700, rx = 900, v;
+	socklen_t l;
+	int s = new_sock();
+
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, setsockopt(s, SOL_CAN_ISOTP, CAN_ISOTP_OPTS, &o, sizeof(o)));
+	ASSERT_EQ(0, setsockopt(s, SOL_CAN_ISOTP, CAN_ISOTP_RECV_FC, &fc, sizeof(fc)));
+	ASSERT_EQ(0, setsockopt(s, SOL_CAN_ISOTP, CAN_ISOTP_TX_STMIN, &tx, 4));
+	ASSERT_EQ(0, setsockopt(s, SOL_CAN_ISOTP, CAN_ISOTP_RX_STMIN, &rx, 4));
+
+	EXPECT_EQ(-1, setsockopt(s, SOL_CAN_ISOTP, CAN_ISOTP_OPTS, NULL, sizeof(o)));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, setsockopt(s, SOL_CAN_ISOTP, CAN_ISOTP_RECV_FC, NULL, sizeof(fc)));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, setsockopt(s, SOL_CAN_ISOTP, CAN_ISOTP_TX_STMIN, NULL, 4));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, setsockopt(s, SOL_CAN_ISOTP, CAN_ISOTP_RX_STMIN, NULL, 4));
+	EXPECT_EQ(EFAULT, errno);
+
+	got = get_opts(s);
+	EXPECT_EQ(o.flags, got.flags);
+	EXPECT_EQ(o.frame_txtime, got.frame_txtime);
+	EXPECT_EQ(o.ext_address, got.ext_address);
+	EXPECT_EQ(o.txpad_content, got.txpad_content);
+	EXPECT_EQ(o.rxpad_content, got.rxpad_content);
+	EXPECT_EQ(o.rx_ext_address, got.rx_ext_address);
+	l = sizeof(fcgot);
+	memset(&fcgot, 0xee, sizeof(fcgot));
+	ASSERT_EQ(0, getsockopt(s, SOL_CAN_ISOTP, CAN_ISOTP_RECV_FC, &fcgot, &l));
+	EXPECT_EQ(fc.bs, fcgot.bs);
+	EXPECT_EQ(fc.stmin, fcgot.stmin);
+	EXPECT_EQ(fc.wftmax, fcgot.wftmax);
+	l = 4;
+	ASSERT_EQ(0, getsockopt(s, SOL_CAN_ISOTP, CAN_ISOTP_TX_STMIN, &v, &l));
+	EXPECT_EQ(tx, v);
+	l = 4;
+	ASSERT_EQ(0, getsockopt(s, SOL_CAN_ISOTP, CAN_ISOTP_RX_STMIN, &v, &l));
+	EXPECT_EQ(rx, v);
+	close(s);
+}
+
 TEST(opts_rx_ext_address)
 {
 	struct can_isotp_options o = {
