@@ -723,6 +723,15 @@ TEST(unlink_open_file_then_fsync)
 	unlink(crash);
 }
 
+/* The power cut, then the kernel's replay: the crash image mounted with @opts. */
+static int cut_and_replay(struct fcfs *fs, const char *opts)
+{
+	int rc = fc_power_cut(fs, CRASH);
+
+	unlink(DISK);
+	return rc ?: fs_open(fs, CRASH, 0, opts);
+}
+
 /*
  * An inode number deleted and created again between the last full commit and the power cut
  * (found by ext4-fast-commit-fuzz, seed 20261207, cases 7 and 16).  A directory removed and
@@ -754,11 +763,8 @@ TEST(rmdir_then_file_reuses_number)
 		SKIP(return, "f got inode %lu, not d's %lu", fino, dino);
 	}
 	ASSERT_EQ(0, fsync_path(M("f"), false));
-	ASSERT_EQ(0, fc_power_cut(&fs, CRASH));
-	unlink(DISK);
-
-	rc = fs_open(&fs, CRASH, 0, "commit=600");
-	ASSERT_EQ(0, rc) TH_LOG("replaying mount: %s", strerror(-rc));
+	rc = cut_and_replay(&fs, "commit=600");
+	ASSERT_EQ(0, rc) TH_LOG("power cut and replay: %s", strerror(-rc));
 	EXPECT_NE(0, access(M("d"), F_OK));
 	EXPECT_EQ(0, check_layout(M("f"), &lf, why, sizeof(why))) TH_LOG("f: %s", why);
 	ASSERT_EQ(0, stat(FC_MNT, &st));
@@ -803,11 +809,8 @@ TEST(file_number_reused_by_dir)
 	}
 	ASSERT_EQ(0, pat_create(M("g"), 0644, 4, 64 * KB));
 	ASSERT_EQ(0, fsync_path(M("g"), false));
-	ASSERT_EQ(0, fc_power_cut(&fs, CRASH));
-	unlink(DISK);
-
-	rc = fs_open(&fs, CRASH, 0, "commit=600,data=writeback");
-	ASSERT_EQ(0, rc) TH_LOG("replaying mount: %s", strerror(-rc));
+	rc = cut_and_replay(&fs, "commit=600,data=writeback");
+	ASSERT_EQ(0, rc) TH_LOG("power cut and replay: %s", strerror(-rc));
 	EXPECT_NE(0, access(M("n"), F_OK));
 	ASSERT_EQ(0, stat(M("d"), &st));
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
@@ -832,16 +835,7 @@ static const char * const fc_events[] = {
 
 static int fc_events_enable(bool on)
 {
-	char path[256];
-	int r = 0;
-
-	if (on)
-		r |= write_file(TRACEFS "/trace", "");
-	for (size_t i = 0; i < sizeof(fc_events) / sizeof(fc_events[0]); i++) {
-		snprintf(path, sizeof(path), TRACEFS "/events/ext4/%s/enable", fc_events[i]);
-		r |= write_file(path, on ? "1" : "0");
-	}
-	return r;
+	return fc_trace_events(fc_events, sizeof(fc_events) / sizeof(fc_events[0]), on);
 }
 
 /* How many lines of the trace buffer carry EVENT (as "EVENT:") and, if non-NULL, WORD too. */

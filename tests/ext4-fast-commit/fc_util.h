@@ -1135,16 +1135,27 @@ static inline int e2fsck_replay(const char *img, char *out, size_t outsz)
 
 #define TRACEFS "/sys/kernel/tracing"
 
-/* Switch the ext4_fc_replay and ext4_fc_replay_scan events on (and clear the buffer) or off. */
-static inline int fc_trace(bool on)
+/* Switch the N ext4 events NAMES on (and clear the buffer) or off. */
+static inline int fc_trace_events(const char * const *names, size_t n, bool on)
 {
+	char path[256];
 	int r = 0;
 
 	if (on)
 		r |= write_file(TRACEFS "/trace", "");
-	r |= write_file(TRACEFS "/events/ext4/ext4_fc_replay/enable", on ? "1" : "0");
-	r |= write_file(TRACEFS "/events/ext4/ext4_fc_replay_scan/enable", on ? "1" : "0");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), TRACEFS "/events/ext4/%s/enable", names[i]);
+		r |= write_file(path, on ? "1" : "0");
+	}
 	return r;
+}
+
+/* Switch the ext4_fc_replay and ext4_fc_replay_scan events on (and clear the buffer) or off. */
+static inline int fc_trace(bool on)
+{
+	static const char * const replay[] = { "ext4_fc_replay", "ext4_fc_replay_scan" };
+
+	return fc_trace_events(replay, 2, on);
 }
 
 /* Print the trace buffer's event lines (without the header), at most MAX of the last. */
