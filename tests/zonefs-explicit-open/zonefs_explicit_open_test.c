@@ -15,10 +15,16 @@
  * to 0 of an explicitly opened file resets and opens the zone again; truncate to the zone
  * capacity finishes it (no close later). Read-only opens and conventional files never
  * count. On a device with neither limit the option is dropped at mount with a message.
+ * Where stock breaks the option's promise (writes never fail for zone resources once
+ * open(2) succeeded; zones zonefs opened are closed), ours and 6.1 with the series' fixes
+ * are the reference.
  * The sysfs attributes /sys/fs/zonefs/<dev>/{nr,max}_{wro,active}_seq_files follow it.
  *
  * Two tests pin the deliberate differences of ours from stock and fail on stock (group.conf
- * STOCK_FAILS): proc_mounts_shows_option and failed_close_uncounts.
+ * STOCK_FAILS): proc_mounts_shows_option and failed_close_uncounts. Four are the regression
+ * tests of stock bugs that patches/fixes/0016 and 0017 fix, and fail on stock too:
+ * write_error_zone_ro_closes_zone, write_error_zone_offline_closes_zone,
+ * truncate_zero_of_file_full_at_open and o_trunc_full_file_at_active_limit.
  *
  * Every data write here is an asynchronous direct write (io_submit): stock 6.1 fails every
  * synchronous direct write to a sequential file (patches/fixes/0001, tested by
@@ -975,12 +981,15 @@ TEST_F(lim, remount_over_limit)
 }
 
 /*
- * A file that was full when it was opened for writing got no zone OPEN, so a truncate to 0
- * while it is open only resets the zone: the zone is not opened again (EMPTY), a write then
- * opens it implicitly, and the last close sends nothing, leaving it implicitly open
- * (stock 6.1 does the same: only a zone zonefs opened is reopened and closed).
- * Fails if: the reopen after a truncate to 0 keys on "open for writing" instead of the
- * zone having been opened by zonefs (a zone OPEN here, EXP_OPEN after the truncate).
+ * A file that was full when it was opened for writing got no zone OPEN (it takes no
+ * writes), but its writer is counted. A truncate to 0 while it is open resets the zone and
+ * must open it, as for a file whose zone zonefs opened: the writer's guarantee ("if open
+ * succeeds, writes cannot fail for zone resources") holds across the truncate. The last
+ * close then closes the written zone.
+ * Fails on stock 6.1 (patches/fixes/0017): only a zone zonefs opened is reopened, so the
+ * zone stays EMPTY, the write opens it implicitly and the last close leaves it open.
+ * Fails if: the reopen keys on the zone having been opened at open(2) (stock's behaviour);
+ * the truncate leaves the file counted twice or not at all.
  */
 TEST_F(lim, truncate_zero_of_file_full_at_open)
 {
@@ -992,15 +1001,102 @@ TEST_F(lim, truncate_zero_of_file_full_at_open)
 	ASSERT_LE(0, fd);
 	EXPECT_COND(e, 0, BLK_ZONE_COND_FULL);
 	EXPECT_EQ(0, ftruncate(fd, 0));
-	EXPECT_COND(e, 0, BLK_ZONE_COND_EMPTY);
+	EXPECT_COND(e, 0, BLK_ZONE_COND_EXP_OPEN);
 	CHECK_COUNTERS(e, 1);
 	EXPECT_EQ(4096, append(e, fd, 0, 4096));
-	EXPECT_COND(e, 0, BLK_ZONE_COND_IMP_OPEN);
+	EXPECT_COND(e, 0, BLK_ZONE_COND_EXP_OPEN);
 	CHECK_COUNTERS(e, 1);
 	EXPECT_EQ(0, close(fd));
-	EXPECT_COND(e, 0, BLK_ZONE_COND_IMP_OPEN);
+	EXPECT_COND(e, 0, BLK_ZONE_COND_CLOSED);
+	EXPECT_EQ(4096, zwp(e, 0));
 	EXPECT_EQ(0, fs_readonly());
 	CHECK_COUNTERS(e, 0);
+}
+
+/*
+ * Write @len bytes at the write pointer of seq/@n's zone, past the file system (O_DIRECT
+ * on the device): zonefs's idea of the write pointer is then behind the device's, and its
+ * next write to the file fails (not at the write pointer). 0 or -errno.
+ */
+static int dev_write_at_wp(struct eo *e, unsigned int n, size_t len)
+{
+	off_t zstart = (off_t)(e->d.first_seq + n) * e->d.zone_bytes;
+	off_t wp = zwp(e, n);
+	ssize_t r;
+	int fd;
+
+	if (wp < 0)
+		return -EIO;
+	fd = open(e->d.nb.dev, O_WRONLY | O_DIRECT);
+	if (fd < 0)
+		return -errno;
+	memset(e->buf, 0x5a, len);
+	r = pwrite(fd, e->buf, len, zstart + wp);
+	if (r < 0)
+		r = -errno;
+	close(fd);
+	return r == (ssize_t)len ? 0 : r < 0 ? (int)r : -EIO;
+}
+
+/*
+ * errors=zone-ro and errors=zone-offline: a failed write makes zonefs treat the zone as
+ * read-only or offline, but the device still has it explicitly open. The last close must
+ * close it on the device (never reset it: the data is still there), or the device keeps one
+ * of its N open zones for it until unmount while nr_wro_seq_files says 0.
+ */
+static void write_error_then_close(struct __test_metadata *_metadata, struct eo *e,
+				   const char *opts, mode_t mode_after)
+{
+	int n = e->d.max_open, fds[32], i, fd;
+	struct stat st;
+
+	ASSERT_EQ(0, reformat(e, NULL, opts));
+	fd = wopen(0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(4096, append(e, fd, 0, 4096));
+	ASSERT_EQ(0, dev_write_at_wp(e, 0, 4096));
+	EXPECT_GT(0, xwrite(fd, e->buf, 4096, 4096)) TH_LOG("a write behind the write pointer");
+	ASSERT_EQ(0, stat(seq(0), &st));
+	EXPECT_EQ(mode_after, st.st_mode & 0777);
+	EXPECT_COND(e, 0, BLK_ZONE_COND_EXP_OPEN);
+	EXPECT_EQ(0, close(fd));
+	EXPECT_COND(e, 0, BLK_ZONE_COND_CLOSED);
+	EXPECT_EQ(8192, zwp(e, 0)) TH_LOG("the zone's data must stay on the device");
+	EXPECT_EQ(0, ctr(e, "nr_wro_seq_files"));
+	EXPECT_EQ(0, fs_readonly());
+	for (i = 1; i <= n; i++) {
+		fds[i] = wopen(i);
+		EXPECT_LE(0, fds[i]) TH_LOG("write-open %d of %d after the error: %s", i, n,
+					    strerror(-fds[i]));
+		if (fds[i] >= 0)
+			EXPECT_COND(e, i, BLK_ZONE_COND_EXP_OPEN);
+	}
+	EXPECT_EQ(n, ctr(e, "nr_wro_seq_files"));
+	for (i = 1; i <= n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	EXPECT_EQ(0, ctr(e, "nr_wro_seq_files"));
+}
+
+/*
+ * Fails on stock 6.1 (patches/fixes/0016): the zone stays EXP_OPEN after the last close
+ * and the Nth write-open fails with ETOOMANYREFS from the device.
+ * Fails if: the open is forgotten for every zone zonefs marks read-only (stock's
+ * behaviour); the file stays writable after the error.
+ */
+TEST_F(lim, write_error_zone_ro_closes_zone)
+{
+	write_error_then_close(_metadata, &self->e, "explicit-open,errors=zone-ro", 0440);
+}
+
+/*
+ * As write_error_zone_ro_closes_zone with errors=zone-offline (no access at all: mode 0).
+ * Fails if: the close of the zone, whose size zonefs now shows as 0, is turned into a reset
+ * (the device's data erased: write pointer 0); the open is forgotten (stock's behaviour).
+ */
+TEST_F(lim, write_error_zone_offline_closes_zone)
+{
+	write_error_then_close(_metadata, &self->e, "explicit-open,errors=zone-offline", 0);
 }
 
 /*
@@ -1272,6 +1368,50 @@ TEST_F(act, full_files_beyond_active_limit)
 		close(fds[i]);
 	CHECK_COUNTERS(e, 0);
 	EXPECT_EQ(0, fs_readonly());
+}
+
+/*
+ * open(O_WRONLY | O_TRUNC) of a full file while every active zone is taken: the file's
+ * writer needs a zone once the truncate has emptied it, and there is none, so open(2) must
+ * fail with the device's EOVERFLOW, as the write-open of an empty file does; writes must
+ * never be the ones to fail. Once an active zone is free, the same open succeeds and its
+ * writes work.
+ * Fails on stock 6.1 (patches/fixes/0017): open(2) succeeds, the first write fails with
+ * EOVERFLOW (an implicit open) and errors=remount-ro makes the file system read-only.
+ * Fails if: the truncate of a full file opened for writing does not open the zone.
+ */
+TEST_F(act, o_trunc_full_file_at_active_limit)
+{
+	struct eo *e = &self->e;
+	int fds[32], i, fd;
+	long r;
+
+	ASSERT_EQ(0, truncate(seq(K), e->d.cap_bytes));
+	for (i = 0; i < (int)K; i++) {
+		fds[i] = wopen(i);
+		ASSERT_LE(0, fds[i]) TH_LOG("write-open %d: %s", i + 1, strerror(-fds[i]));
+	}
+	fd = xopen(seq(K), O_WRONLY | O_DIRECT | O_TRUNC);
+	if (fd >= 0) {
+		r = append(e, fd, K, 4096);
+		EXPECT_EQ(4096, r) TH_LOG("open(O_TRUNC) succeeded, then its write failed: %s",
+					  r < 0 ? strerror(-r) : "short write");
+		close(fd);
+	}
+	EXPECT_EQ(-EOVERFLOW, fd);
+	EXPECT_EQ(0, fs_readonly());
+	EXPECT_EQ(0, fsize(seq(K)));
+	CHECK_COUNTERS(e, K);
+	EXPECT_EQ(0, close(fds[0]));
+	fd = xopen(seq(K), O_WRONLY | O_DIRECT | O_TRUNC);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(-fd));
+	EXPECT_COND(e, K, BLK_ZONE_COND_EXP_OPEN);
+	EXPECT_EQ(4096, append(e, fd, K, 4096));
+	CHECK_COUNTERS(e, K);
+	close(fd);
+	for (i = 1; i < (int)K; i++)
+		close(fds[i]);
+	CHECK_COUNTERS(e, 0);
 }
 
 #undef K
