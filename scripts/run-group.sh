@@ -24,6 +24,9 @@ GUEST=${KTEST_GUEST:-$GUEST}
 TIMEOUT=${KTEST_TIMEOUT:-$TIMEOUT}
 rm -rf "$dir" && mkdir -p "$dir"
 cmdline="panic=-1 oops=panic softlockup_panic=1 ktest.group=$group $CMDLINE"
+# Which kernel this is (stock, baseline, full, ...): a test that must not make a call known to
+# crash stock 6.1 (a bug patches/fixes/ fixes) reads it as KTEST_FLAVOUR.
+cmdline="$cmdline ktest.flavour=$FLAVOUR"
 # KASAN under TCG runs long stretches (ACPI at boot) far slower than any real CPU: stall and
 # lockup detectors keep watching, with thresholds that fit an emulated debug kernel.
 [ "$KDEBUG" != 1 ] || cmdline="$cmdline rcupdate.rcu_cpu_stall_timeout=120 watchdog_thresh=60"

@@ -61,6 +61,12 @@ static __always_inline void call(struct bpf_sock_ops *skops, struct hf_call *c,
 	case HF_CB_FLAGS:
 		ret = bpf_sock_ops_cb_flags_set(skops, c->arg);
 		break;
+	case HF_SETSOCKOPT:
+		ret = bpf_setsockopt(skops, c->arg >> 16, c->arg & 0xffff, buf, len);
+		break;
+	case HF_GETSOCKOPT_ANY:
+		ret = bpf_getsockopt(skops, c->arg >> 16, c->arg & 0xffff, buf, len);
+		break;
 	default:
 		return;
 	}

@@ -44,6 +44,8 @@ enum {
 	HF_GETSOCKOPT,	/* bpf_getsockopt(skops, SOL_TCP, arg, buf, len) */
 	HF_SAVE_SYN,	/* bpf_setsockopt(skops, SOL_TCP, TCP_SAVE_SYN, &arg, 4) */
 	HF_CB_FLAGS,	/* bpf_sock_ops_cb_flags_set(skops, arg) */
+	HF_SETSOCKOPT,	/* bpf_setsockopt(skops, arg >> 16, arg & 0xffff, buf, len) */
+	HF_GETSOCKOPT_ANY, /* bpf_getsockopt(skops, arg >> 16, arg & 0xffff, buf, len) */
 	HF_NHELPERS,
 };
 
