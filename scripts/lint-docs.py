@@ -112,8 +112,15 @@ for root, _, files in os.walk(doc):
                     block.append(lines[i][ind:])
                     i += 1
                 tocs.append('\n'.join(block))
+        # A stub keeps the includes of documents of ours: Sphinx does not ask an included
+        # document to be in a toctree (ext4's globals.rst includes journal.rst).
+        incs = []
+        for t in inc_re.findall('\n'.join(lines)):
+            p = os.path.normpath(os.path.join(os.path.dirname(rel), t))
+            if p in ours:
+                incs.append('.. include:: ' + t)
         with open(path, 'w') as out:
-            out.write('\n'.join(labels + ['', 'stub', '====', ''] + tocs) + '\n')
+            out.write('\n'.join(labels + ['', 'stub', '====', ''] + tocs + [''] + incs) + '\n')
 
 pages = [os.path.join(top, f) for f in ours]
 if abi:

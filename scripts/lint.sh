@@ -1,23 +1,42 @@
 #!/bin/bash
-# checkpatch.pl on every patch of the series (--strict when the patch creates files; upstream
-# commit ids cannot be checked: the tree has no upstream history), the documentation build of
-# what the series adds or changes, then
+# checkpatch.pl on every patch of the series, and again with --strict on the files a patch
+# creates (the files it changes keep their own style: ext4's Opt_ names, tracepoint macros;
+# upstream commit ids cannot be checked: the tree has no upstream history), the documentation
+# build of what the series adds or changes, then
 # sparse over the C files the feature patches touch (when the full kernel has been built).
 . "$(dirname "$0")/lib.sh"
 
 [ -d "$SRC" ] || "$TOP/scripts/tree.sh"
 bad=0
 n=0
+checkpatch() {
+	"$SRC/scripts/checkpatch.pl" --no-tree --quiet --show-types \
+		--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$@" 2>&1
+}
 while read -r p _; do
 	case $p in ''|\#*) continue ;; esac
 	n=$((n + 1))
-	strict=()
-	grep -q '^new file mode' "$TOP/patches/$p" && strict=(--strict)
-	if out=$("$SRC/scripts/checkpatch.pl" --no-tree --quiet --show-types "${strict[@]}" \
-			--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$TOP/patches/$p" 2>&1); then
-		echo "ok   $p ${strict[*]}"
+	strict=
+	out=$(checkpatch "$TOP/patches/$p") || strict=fail
+	if grep -q '^new file mode' "$TOP/patches/$p"; then
+		part=$(mktemp)
+		sed -n '1,/^diff --git /p' "$TOP/patches/$p" | sed '$d' >"$part"
+		# the message (up to the first diff), then the diffs of the created files only
+		awk '/^diff --git / { blk = $0 "\n"; keep = 0; hdr = 1; next }
+		     hdr { if (/^new file mode/) keep = 1; blk = blk $0 "\n"
+			   if (/^@@/) { hdr = 0; if (keep) printf "%s", blk }
+			   next }
+		     keep { print }' "$TOP/patches/$p" >>"$part"
+		sout=$(checkpatch --strict "$part") || strict=fail
+		rm -f "$part"
+		[ -z "$sout" ] || out="$out${out:+
+}new files, --strict:
+$sout"
+	fi
+	if [ -z "$strict" ]; then
+		echo "ok   $p"
 	else
-		echo "FAIL $p ${strict[*]}"
+		echo "FAIL $p"
 		echo "$out" | sed 's/^/     /'
 		bad=$((bad + 1))
 	fi
