@@ -60,6 +60,14 @@ for f in git('grep', '-l', 'kernel-doc::', 'full', '--', 'Documentation').split(
             kdoc.add(m.group(1))
             for opt in re.findall(r':(?:export|internal):[ \t]*(.*)', m.group(2)):
                 extra.update(':(glob)' + p for p in opt.split())
+# A document of ours is rendered whole: the source files its own kernel-doc directives name
+# must be in the copy too, changed by the series or not (journalling.rst names
+# fs/jbd2/transaction.c); their warnings count only on lines the series adds, as above.
+for f in ours:
+    for m in kdoc_re.finditer(git('show', 'full:' + f)):
+        extra.add(m.group(1))
+        for opt in re.findall(r':(?:export|internal):[ \t]*(.*)', m.group(2)):
+            extra.update(':(glob)' + p for p in opt.split())
 kdoc = sorted(kdoc)
 
 # The copy: Documentation/ and the two scripts the extensions run, from branch `full`.
