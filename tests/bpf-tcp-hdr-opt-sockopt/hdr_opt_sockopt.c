@@ -89,21 +89,17 @@ FIXTURE_VARIANT_ADD(sockopt, estab_congestion) {
 
 FIXTURE_SETUP(sockopt)
 {
-	char name[64], p[256];
-	int fd;
+	char name[64];
 
 	self->link = NULL;
 	self->skel = NULL;
 	self->cg = -1;
 	ASSERT_EQ(0, netns_new());
 	snprintf(name, sizeof(name), "sockopt-%d", getpid());
-	fd = cg_make(name);
-	ASSERT_LE(0, fd) TH_LOG("cgroup %s: %s", name, strerror(-fd));
-	close(fd);
+	/* cg_make() gives the cgroup's directory, the attach target */
+	self->cg = cg_make(name);
+	ASSERT_LE(0, self->cg) TH_LOG("cgroup %s: %s", name, strerror(-self->cg));
 	ASSERT_EQ(0, cg_enter(name));
-	snprintf(p, sizeof(p), "%s/%s", CG_ROOT, name);
-	self->cg = open(p, O_RDONLY | O_DIRECTORY);
-	ASSERT_LE(0, self->cg);
 	self->skel = hdr_sockopt__open();
 	ASSERT_NE(NULL, self->skel);
 	self->skel->bss->op_of_call = variant->op;

@@ -144,20 +144,16 @@ FIXTURE(smp) {
 
 FIXTURE_SETUP(smp)
 {
-	char name[64], p[256];
-	int fd;
+	char name[64];
 
 	self->link = NULL;
 	self->cg = -1;
 	ASSERT_EQ(0, netns_new());
 	snprintf(name, sizeof(name), "smp-%d", getpid());
-	fd = cg_make(name);
-	ASSERT_LE(0, fd) TH_LOG("cgroup %s: %s", name, strerror(-fd));
-	close(fd);
+	/* cg_make() gives the cgroup's directory, the attach target */
+	self->cg = cg_make(name);
+	ASSERT_LE(0, self->cg) TH_LOG("cgroup %s: %s", name, strerror(-self->cg));
 	ASSERT_EQ(0, cg_enter(name));
-	snprintf(p, sizeof(p), "%s/%s", CG_ROOT, name);
-	self->cg = open(p, O_RDONLY | O_DIRECTORY);
-	ASSERT_LE(0, self->cg);
 	self->skel = hdr_smp__open_and_load();
 	ASSERT_NE(NULL, self->skel) TH_LOG("loading the programs failed (errno %d)", errno);
 	self->link = bpf_program__attach_cgroup(self->skel->progs.smp, self->cg);

@@ -99,8 +99,7 @@ FIXTURE_VARIANT_ADD(tfo, active_established_mark_v6) {
 
 FIXTURE_SETUP(tfo)
 {
-	char name[64], p[256];
-	int fd;
+	char name[64];
 
 	self->link = NULL;
 	self->skel = NULL;
@@ -114,13 +113,10 @@ FIXTURE_SETUP(tfo)
 	ASSERT_EQ(0, ktest_write_str("/proc/sys/net/ipv4/tcp_fastopen", "3"));
 	ktest_write_str("/proc/sys/net/ipv4/tcp_fastopen_blackhole_timeout_sec", "0");
 	snprintf(name, sizeof(name), "tfo-%d", getpid());
-	fd = cg_make(name);
-	ASSERT_LE(0, fd) TH_LOG("cgroup %s: %s", name, strerror(-fd));
-	close(fd);
+	/* cg_make() gives the cgroup's directory, the attach target */
+	self->cg = cg_make(name);
+	ASSERT_LE(0, self->cg) TH_LOG("cgroup %s: %s", name, strerror(-self->cg));
 	ASSERT_EQ(0, cg_enter(name));
-	snprintf(p, sizeof(p), "%s/%s", CG_ROOT, name);
-	self->cg = open(p, O_RDONLY | O_DIRECTORY);
-	ASSERT_LE(0, self->cg);
 	self->skel = tfo_sockops__open();
 	ASSERT_NE(NULL, self->skel);
 	self->skel->bss->op_of_call = variant->op;
