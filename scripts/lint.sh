@@ -16,8 +16,8 @@ checkpatch() {
 while read -r p _; do
 	case $p in ''|\#*) continue ;; esac
 	n=$((n + 1))
-	strict=
-	out=$(checkpatch "$TOP/patches/$p") || strict=fail
+	failed=
+	out=$(checkpatch "$TOP/patches/$p") || failed=1
 	if grep -q '^new file mode' "$TOP/patches/$p"; then
 		part=$(mktemp)
 		sed -n '1,/^diff --git /p' "$TOP/patches/$p" | sed '$d' >"$part"
@@ -27,13 +27,13 @@ while read -r p _; do
 			   if (/^@@/) { hdr = 0; if (keep) printf "%s", blk }
 			   next }
 		     keep { print }' "$TOP/patches/$p" >>"$part"
-		sout=$(checkpatch --strict "$part") || strict=fail
+		sout=$(checkpatch --strict "$part") || failed=1
 		rm -f "$part"
 		[ -z "$sout" ] || out="$out${out:+
 }new files, --strict:
 $sout"
 	fi
-	if [ -z "$strict" ]; then
+	if [ -z "$failed" ]; then
 		echo "ok   $p"
 	else
 		echo "FAIL $p"
