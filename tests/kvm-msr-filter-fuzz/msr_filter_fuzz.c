@@ -12,12 +12,25 @@
  * the value read, and the exits (type, reason, index, data).  MSRs whose values depend on
  * time (TSC, APERF/MPERF, kvmclock, the APIC timer's count) are never accessed.
  *
+ * One case in six creates its vCPU while another thread installs the case's first filter
+ * (at a random moment of the creation, -smp 2): the filter must reach that vCPU too.  Those
+ * cases' lines say "race"; stock 6.1 sometimes misses the filter there (fixes/0009).
+ *
+ * Besides the comparison with stock, every access is checked against a model of the
+ * documented semantics (Documentation/virt/kvm/api.rst, KVM_X86_SET_MSR_FILTER): the filter
+ * last accepted decides (the first range covering the index for the access's direction, its
+ * bit; else the default action; x2APIC MSRs 0x800-0x8ff never filtered), and a denied access
+ * either exits to user space with reason KVM_MSR_EXIT_REASON_FILTER, when that reason is in
+ * the mask last accepted, and completes with user space's answer, or takes a #GP with no
+ * exit.  An allowed access never exits for the filter.  The third result counts violations.
+ *
  * Environment: KTEST_SEED (random if unset, always printed), KTEST_FUZZ_CASES,
  * KTEST_FUZZ_SECONDS (time bound).
  */
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <pthread.h>
 #include "../kvm_msr_util.h"
 #include "apic.h"
 #include "../fuzz_rng.h"
@@ -74,6 +87,24 @@ static struct {
 	uint64_t data;
 } answers[MAX_ANSWERS];
 static unsigned int nanswer;
+
+/* The model: what the filter and mask last accepted by the kernel say. */
+static struct model {
+	bool have;
+	uint32_t flags;
+	unsigned int n;
+	struct {
+		uint32_t flags, base, nmsrs;
+		uint8_t bm[KVM_MSR_FILTER_MAX_BITMAP_SIZE];
+	} r[KVM_MSR_FILTER_MAX_RANGES];
+	uint64_t mask;
+} model;
+
+/* Shared with the parent across the per-case children. */
+static struct tally {
+	unsigned long accesses, denied, violations, races;
+	uint64_t span_ns;	/* the longest vCPU creation seen */
+} *tally;
 
 static void fuzz_answer(struct msr_ctx *c, struct kvm_run *run)
 {
@@ -165,23 +196,23 @@ static uint8_t *random_bitmap_ptr(char *desc, size_t len)
 }
 
 /*
- * A random filter: three in five are well-formed (and accepted), the others have one range
- * (or the default flags) corrupted: bad flags, a size beyond the bitmap limit, a bad pointer.
+ * Draw a random filter into @f, its description into @out: three in five are well-formed
+ * (and accepted), the others have one range (or the default flags) corrupted: bad flags, a
+ * size beyond the bitmap limit, a bad pointer.  Returns the description's length.
  */
-static int random_filter(char *out, size_t len)
+static size_t draw_filter(struct kvm_msr_filter *f, char *out, size_t len)
 {
-	struct kvm_msr_filter f = { 0 };
 	unsigned int n = pick(4) ? 1 + pick(4) : pick(KVM_MSR_FILTER_MAX_RANGES + 1), i;
 	bool valid = pick(5) < 3;
 	int bad = valid ? -2 : (int)pick(n + 1) - 1;	/* -1: the default flags */
 	size_t o = 0;
 	char desc[32];
-	int r;
 
-	f.flags = bad != -1 ? pick(2) : (uint32_t)next() & (pick(2) ? 0xf : ~0u);
-	o += snprintf(out + o, len - o, "filter(%#x", f.flags);
+	memset(f, 0, sizeof(*f));
+	f->flags = bad != -1 ? pick(2) : (uint32_t)next() & (pick(2) ? 0xf : ~0u);
+	o += snprintf(out + o, len - o, "filter(%#x", f->flags);
 	for (i = 0; i < n; i++) {
-		struct kvm_msr_filter_range *rg = &f.ranges[i];
+		struct kvm_msr_filter_range *rg = &f->ranges[i];
 		unsigned int s = pick(10);
 
 		rg->flags = 1 + pick(3);
@@ -223,9 +254,70 @@ static int random_filter(char *out, size_t len)
 		o += snprintf(out + o, len - o, " %#x:%#x+%#x:%s", rg->flags, rg->base,
 			      rg->nmsrs, desc);
 	}
-	r = set_filter(cur_vm, &f);
-	o += snprintf(out + o, len - o, ")=%d", r);
+	return o;
+}
+
+/* The kernel accepted @f: it is what decides from now on (ranges of no MSRs are dropped). */
+static void model_install(const struct kvm_msr_filter *f)
+{
+	unsigned int i;
+
+	memset(&model.r, 0, sizeof(model.r));
+	model.have = true;
+	model.flags = f->flags;
+	model.n = 0;
+	for (i = 0; i < KVM_MSR_FILTER_MAX_RANGES; i++) {
+		const struct kvm_msr_filter_range *rg = &f->ranges[i];
+
+		if (!rg->nmsrs)
+			continue;
+		model.r[model.n].flags = rg->flags;
+		model.r[model.n].base = rg->base;
+		model.r[model.n].nmsrs = rg->nmsrs;
+		memcpy(model.r[model.n].bm, rg->bitmap, (rg->nmsrs + 63) / 64 * 8);
+		model.n++;
+	}
+}
+
+static bool model_denies(uint32_t index, bool write)
+{
+	uint32_t type = write ? KVM_MSR_FILTER_WRITE : KVM_MSR_FILTER_READ;
+	bool allowed;
+	unsigned int i;
+
+	if (!model.have || (index >= 0x800 && index <= 0x8ff))
+		return false;
+	allowed = !(model.flags & KVM_MSR_FILTER_DEFAULT_DENY);
+	for (i = 0; i < model.n; i++) {
+		uint32_t off = index - model.r[i].base;
+
+		/* A range that would run past MSR 0xffffffff covers nothing (api.rst). */
+		if ((uint64_t)model.r[i].base + model.r[i].nmsrs > UINT32_MAX)
+			continue;
+		/* Unsigned: an index below base is far beyond nmsrs. */
+		if (off < model.r[i].nmsrs && (model.r[i].flags & type)) {
+			allowed = model.r[i].bm[off / 8] & (1u << (off % 8));
+			break;
+		}
+	}
+	return !allowed;
+}
+
+static int set_drawn_filter(struct kvm_msr_filter *f, char *out, size_t len, size_t o)
+{
+	int r = set_filter(cur_vm, f);
+
+	if (!r)
+		model_install(f);
+	snprintf(out + o, len - o, ")=%d", r);
 	return r;
+}
+
+static int random_filter(char *out, size_t len)
+{
+	struct kvm_msr_filter f;
+
+	return set_drawn_filter(&f, out, len, draw_filter(&f, out, len));
 }
 
 static int random_cap(char *out, size_t len)
@@ -239,21 +331,22 @@ static int random_cap(char *out, size_t len)
 	if (!pick(16))
 		cap.flags = 1 + pick(4);
 	r = ioctl(cur_vm->fd, KVM_ENABLE_CAP, &cap) ? -errno : 0;
+	if (!r)
+		model.mask = cap.args[0];
 	snprintf(out, len, "cap(%#llx,%u)=%d", (unsigned long long)cap.args[0], cap.flags, r);
 	return r;
 }
 
 /* One batch of accesses: the result of each, and the exits in between. */
-static void run_batch(struct msr_ctx *c, const struct msr_op *ops, unsigned int n,
-		      char *out, size_t len)
+static bool run_batch(struct msr_ctx *c, const struct msr_op *ops, unsigned int n,
+		      struct msr_res *res, char *out, size_t len)
 {
-	struct msr_res res[NOPS];
 	size_t o = 0;
 	unsigned int i;
 
 	if (msr_run_ops(c, ops, n, res)) {
 		snprintf(out, len, "run-failed(%d,%u)", errno, c->vcpu->run->exit_reason);
-		return;
+		return false;
 	}
 	for (i = 0; i < n; i++) {
 		o += snprintf(out + o, len - o, " %c%s%x", ops[i].write ? 'w' : 'r',
@@ -275,6 +368,124 @@ static void run_batch(struct msr_ctx *c, const struct msr_op *ops, unsigned int 
 			      c->exits[i].reason, c->exits[i].index,
 			      (unsigned long long)c->exits[i].data,
 			      c->exits[i].error || c->exits[i].pad_nonzero ? "!" : "");
+	return true;
+}
+
+/*
+ * The model's verdict on each access of a batch that ran, against what happened.  Exits come
+ * in the order of the accesses, at most one each: an exit belongs to the first access not yet
+ * matched with its index and direction (an earlier access with the same index and direction
+ * that did not exit has the same verdict, so the matching cannot blame the wrong one).
+ * @first is the number of answers given before the batch.
+ */
+static void check_batch(struct msr_ctx *c, const struct msr_op *ops, unsigned int n,
+			const struct msr_res *res, unsigned int first, const char *where)
+{
+	unsigned int i, e = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct msr_op *op = &ops[i];
+		const struct msr_exit *ex = NULL;
+		bool denied = model_denies(op->index, op->write);
+		const char *bad = NULL;
+		unsigned int k = 0;
+
+		if (e < c->nexits && e < MAX_EXITS && c->exits[e].index == op->index &&
+		    (c->exits[e].exit_reason == KVM_EXIT_X86_WRMSR) == !!op->write) {
+			ex = &c->exits[e];
+			k = (first + e) % MAX_ANSWERS;
+			e++;
+		}
+		tally->accesses++;
+		if (!denied) {
+			if (ex && ex->reason == KVM_MSR_EXIT_REASON_FILTER)
+				bad = "allowed access exited for the filter";
+		} else if (tally->denied++, !(model.mask & KVM_MSR_EXIT_REASON_FILTER)) {
+			if (ex)
+				bad = "denied access exited, the filter reason not in the mask";
+			else if (res[i].vector != GP_VECTOR)
+				bad = "denied access completed without #GP";
+		} else if (!ex || ex->reason != KVM_MSR_EXIT_REASON_FILTER) {
+			bad = "denied access did not exit for the filter";
+		} else if (op->write && ex->data != op->value) {
+			bad = "filter exit does not carry the written value";
+		} else if (answers[k].error) {
+			if (res[i].vector != GP_VECTOR)
+				bad = "user space refused, no #GP";
+		} else if (res[i].vector) {
+			bad = "user space completed it, the guest faulted";
+		} else if (!op->write && res[i].value != answers[k].data) {
+			bad = "the read did not return user space's value";
+		}
+		if (bad && tally->violations++ < 20)
+			printf("# invariant %s op %u %c%s%x: %s\n", where, i, op->write ? 'w' : 'r',
+			       op->fep ? "e" : "", op->index, bad);
+	}
+}
+
+/* A case's first filter, installed by another thread while the vCPU is being created. */
+struct create_race {
+	struct kvm_msr_filter f;
+	volatile int go;
+	uint64_t delay_ns;
+	int err;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void *set_after_delay(void *arg)
+{
+	struct create_race *t = arg;
+	uint64_t start;
+
+	while (!t->go)
+		;
+	start = now_ns();
+	while (now_ns() - start < t->delay_ns)
+		;
+	t->err = set_filter(cur_vm, &t->f);
+	return NULL;
+}
+
+/*
+ * The VM is made without a vCPU; cap and filter are drawn (in the order of the other cases),
+ * the cap set, then the filter set by a thread at a random point of the vCPU's creation.
+ */
+static void race_create(struct msr_ctx *c, char *capd, size_t caplen, char *out, size_t len)
+{
+	struct create_race t = { 0 };
+	size_t o;
+	pthread_t th;
+	uint64_t t0, took;
+
+	memset(c, 0, sizeof(*c));
+	g_loops = 1;
+	c->vm = vm_create(1);
+	cur_vm = c->vm;
+	random_cap(capd, caplen);
+	o = draw_filter(&t.f, out, len);
+	t.delay_ns = tally->span_ns * pick(1024) / 1024;
+	TEST_ASSERT(!pthread_create(&th, NULL, set_after_delay, &t), "pthread_create");
+	t0 = now_ns();
+	t.go = 1;
+	c->vcpu = vm_vcpu_add(c->vm, 0, guest_code);
+	took = now_ns() - t0;
+	if (took > tally->span_ns)
+		tally->span_ns = took;
+	TEST_ASSERT(!pthread_join(th, NULL), "pthread_join");
+	if (!t.err)
+		model_install(&t.f);
+	snprintf(out + o, len - o, ")=%d", t.err);
+	vm_init_descriptor_tables(c->vm);
+	vcpu_init_descriptor_tables(c->vcpu);
+	vm_install_exception_handler(c->vm, GP_VECTOR, guest_gp_handler);
+	tally->races++;
 }
 
 static char line[3][8192];
@@ -282,12 +493,14 @@ static char line[3][8192];
 static void one_case(unsigned long cn)
 {
 	struct msr_op ops[2][NOPS];
-	unsigned int nops[2], b, i;
+	struct msr_res res[NOPS];
+	unsigned int nops[2], b, i, first;
 	struct msr_ctx c;
-	char capd[2][64];
-	bool x2apic;
+	char capd[2][64], where[32];
+	bool x2apic, race;
 
 	/* Everything random is drawn before the VM runs. */
+	race = !pick(6);
 	x2apic = pick(2);
 	for (i = 0; i < MAX_ANSWERS; i++) {
 		answers[i].error = pick(4) ? 0 : (pick(2) ? 1 : (uint8_t)next());
@@ -307,18 +520,31 @@ static void one_case(unsigned long cn)
 			v = pick(2) ? ~0ull : 0;
 		memcpy(bitmaps + i, &v, 8);
 	}
+	memset(&model, 0, sizeof(model));
 
-	msr_ctx_init(&c);
-	cur_vm = c.vm;
-	c.answer = fuzz_answer;
-	if (x2apic)
-		vcpu_set_msr(c.vcpu, MSR_IA32_APICBASE,
-			     vcpu_get_msr(c.vcpu, MSR_IA32_APICBASE) | X2APIC_ENABLE);
-
-	random_cap(capd[0], sizeof(capd[0]));
-	random_filter(line[0], sizeof(line[0]));
-	run_batch(&c, ops[0], nops[0], line[1], sizeof(line[1]));
-	printf("# obs c%lu.0 x2apic=%d %s %s |%s\n", cn, x2apic, capd[0], line[0], line[1]);
+	if (race) {
+		race_create(&c, capd[0], sizeof(capd[0]), line[0], sizeof(line[0]));
+		c.answer = fuzz_answer;
+		if (x2apic)
+			vcpu_set_msr(c.vcpu, MSR_IA32_APICBASE,
+				     vcpu_get_msr(c.vcpu, MSR_IA32_APICBASE) | X2APIC_ENABLE);
+	} else {
+		msr_ctx_init(&c);
+		cur_vm = c.vm;
+		c.answer = fuzz_answer;
+		if (x2apic)
+			vcpu_set_msr(c.vcpu, MSR_IA32_APICBASE,
+				     vcpu_get_msr(c.vcpu, MSR_IA32_APICBASE) | X2APIC_ENABLE);
+		random_cap(capd[0], sizeof(capd[0]));
+		random_filter(line[0], sizeof(line[0]));
+	}
+	first = nanswer;
+	if (run_batch(&c, ops[0], nops[0], res, line[1], sizeof(line[1]))) {
+		snprintf(where, sizeof(where), "c%lu.0", cn);
+		check_batch(&c, ops[0], nops[0], res, first, where);
+	}
+	printf("# obs c%lu.0%s x2apic=%d %s %s |%s\n", cn, race ? " race" : "", x2apic, capd[0],
+	       line[0], line[1]);
 
 	if (pick(2))
 		random_cap(capd[1], sizeof(capd[1]));
@@ -328,8 +554,12 @@ static void one_case(unsigned long cn)
 		random_filter(line[0], sizeof(line[0]));
 	else
 		snprintf(line[0], sizeof(line[0]), "filter-kept");
-	run_batch(&c, ops[1], nops[1], line[2], sizeof(line[2]));
-	printf("# obs c%lu.1 %s %s |%s\n", cn, capd[1], line[0], line[2]);
+	first = nanswer;
+	if (run_batch(&c, ops[1], nops[1], res, line[2], sizeof(line[2]))) {
+		snprintf(where, sizeof(where), "c%lu.1", cn);
+		check_batch(&c, ops[1], nops[1], res, first, where);
+	}
+	printf("# obs c%lu.1%s %s %s |%s\n", cn, race ? " race" : "", capd[1], line[0], line[2]);
 	msr_ctx_free(&c);
 }
 
@@ -344,7 +574,7 @@ int main(void)
 	pid_t pid;
 
 	ksft_print_header();
-	ksft_set_plan(2);
+	ksft_set_plan(3);
 	ksft_print_msg("seed %llu, %lu cases (KTEST_SEED=%llu replays them)\n",
 		       (unsigned long long)seed, cases, (unsigned long long)seed);
 	page = sysconf(_SC_PAGESIZE);
@@ -356,6 +586,10 @@ int main(void)
 	    mprotect(edge + page, page, PROT_NONE) || munmap(unmapped, page))
 		ksft_exit_fail_msg("buffers: %s\n", strerror(errno));
 	memset(edge, 0xff, page);
+	tally = mmap(NULL, sizeof(*tally), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	if (tally == MAP_FAILED)
+		ksft_exit_fail_msg("tally: %s\n", strerror(errno));
 	ksft_test_result(kvm_check_cap(KVM_CAP_X86_USER_SPACE_MSR) == 1 &&
 			 kvm_check_cap(KVM_CAP_X86_MSR_FILTER) == 1,
 			 "KVM_CAP_X86_USER_SPACE_MSR and KVM_CAP_X86_MSR_FILTER (fep %d)\n", fep);
@@ -384,5 +618,10 @@ int main(void)
 	}
 	ksft_test_result(done > 0, "%lu of %lu cases in %ld s\n", done, cases,
 			 (long)(time(NULL) - start));
+	ksft_print_msg("%lu accesses, %lu denied by the model, %lu violations; %lu vCPUs created while the filter was set (creation up to %llu us)\n",
+		       tally->accesses, tally->denied, tally->violations, tally->races,
+		       (unsigned long long)tally->span_ns / 1000);
+	ksft_test_result(tally->accesses && tally->denied && !tally->violations,
+			 "denied accesses exit or fault\n");
 	ksft_finished();
 }
