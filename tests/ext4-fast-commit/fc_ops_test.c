@@ -68,6 +68,12 @@ struct op {
 	 */
 	bool tool_unattached;
 	uint32_t lf_seed, lf_len;	/* what e2fsck -fy then finds in that inode */
+	/*
+	 * e2fsck 1.47.0's replay makes the mistakes stock 6.1's kernel replay made before
+	 * patches/fixes/0019 and 0020 (a removed directory unlinked as a file, a created one
+	 * left with one link and uncounted): its result is shown, not judged.
+	 */
+	bool tool_not_judged;
 };
 
 
@@ -934,9 +940,11 @@ static const struct op ops[] = {
 	/* the same, then the fsync of a changed regular file */
 	{ "unlink_last_fsync_file", setup_victim, act_unlink_last_file, chk_unlink_last_file, {},
 	  FAST, .tool_unattached = true, .lf_seed = 4, .lf_len = 64 * K },
-	/* stock's replay corrupts these two: fc_bugs_test */
-	{ "mkdir_fsync_file", NULL, act_mkdir_file, chk_mkdir_file, {}, FAST },
-	{ "rmdir_fsync_file", setup_rmdir, act_rmdir_file, chk_rmdir_file, {}, FAST },
+	/* stock's kernel replay corrupts these two (patches/fixes/0019, 0020) */
+	{ "mkdir_fsync_file", NULL, act_mkdir_file, chk_mkdir_file, {}, FAST,
+	  .tool_not_judged = true },
+	{ "rmdir_fsync_file", setup_rmdir, act_rmdir_file, chk_rmdir_file, {}, FAST,
+	  .tool_not_judged = true },
 	{ "symlink_fsync_file", NULL, act_symlink_file, chk_symlink_file, {}, FULL,
 	  .r[R_JDATA] = 8 },
 	/* sync flavours */
@@ -995,7 +1003,6 @@ FIXTURE_TEARDOWN(fc) {}
 
 #define V(name, opname, bsz) \
 	FIXTURE_VARIANT_ADD(fc, name) { .vname = #name, .op = opname, .bs = bsz, .features = MKFS_DEFAULT }
-#ifndef FC_STOCK_BUGS
 V(append, "append", 4096);
 V(overwrite, "overwrite", 4096);
 V(punch_hole, "punch_hole", 4096);
@@ -1037,14 +1044,12 @@ V(truncate_down_1k, "truncate_down", 1024);
 V(create_1k, "create", 1024);
 V(rename_1k, "rename", 1024);
 V(unlink_last_fsync_file_1k, "unlink_last_fsync_file", 1024);
+V(mkdir_fsync_file, "mkdir_fsync_file", 4096);
+V(rmdir_fsync_file, "rmdir_fsync_file", 4096);
 FIXTURE_VARIANT_ADD(fc, append_nocsum) {
 	.vname = "append_nocsum", .op = "append", .bs = 4096, .features = MKFS_NOCSUM };
 FIXTURE_VARIANT_ADD(fc, create_nocsum) {
 	.vname = "create_nocsum", .op = "create", .bs = 4096, .features = MKFS_NOCSUM };
-#else
-V(mkdir_fsync_file, "mkdir_fsync_file", 4096);
-V(rmdir_fsync_file, "rmdir_fsync_file", 4096);
-#endif
 
 /* the run's fallback marks (fc_info rows) start empty */
 __attribute__((constructor)) static void clear_fallback_marks(void)
@@ -1081,7 +1086,7 @@ TEST_F_TIMEOUT(fc, crash, 180)
 	struct fcfs fs = { .loop = -1 };
 	struct ctx c = { .bs = variant->bs };
 	char *pre, *km, *tm, *kfull;
-	int rc, fails = 0;
+	int rc, fails = 0, tool_fails = 0, *tfails;
 	bool unattached = false;
 	FILE *o;
 
@@ -1182,9 +1187,10 @@ TEST_F_TIMEOUT(fc, crash, 180)
 	}
 
 	/* e2fsck replay */
+	tfails = op->tool_not_judged ? &tool_fails : &fails;
 	rc = e2fsck_replay(tool, out, sizeof(out));
 	if (rc) {
-		fails++;
+		(*tfails)++;
 		printf("# e2fsck -E journal_only -y: exit %d\n", rc);
 		diag_lines("  ", out);
 	} else if (op->tool_unattached) {
@@ -1199,7 +1205,7 @@ TEST_F_TIMEOUT(fc, crash, 180)
 		} else if (rc != 4 || !p || strncmp(p + 34, want, strlen(want)) ||
 			   strncmp(p + 34 + strlen(want), "Connect to /lost+found? no\n\n"
 				   "Pass 5: Checking group summary information\n", 71)) {
-			fails++;
+			(*tfails)++;
 			printf("# e2fsck replay: e2fsck -fn exit %d, want 0 or 4 with only \"%.*s\"\n",
 			       rc, (int)strlen(want) - 1, want);
 			diag_lines("  ", out);
@@ -1209,14 +1215,14 @@ TEST_F_TIMEOUT(fc, crash, 180)
 			       (int)strlen(want) - 1, want);
 			run_cmd(out, sizeof(out), "e2fsck", "-fy", (char *)tool);
 			if (fsck_clean(tool, "e2fsck -fy after the replay"))
-				fails++;
+				(*tfails)++;
 		}
 	} else if (fsck_clean(tool, "e2fsck replay")) {
-		fails++;
+		(*tfails)++;
 	}
 	rc = fs_open(&fs, tool, 0, mopts);
 	if (rc) {
-		fails++;
+		(*tfails)++;
 		printf("# e2fsck replay: mount: %s\n", strerror(-rc));
 		fs_close(&fs);
 	} else {
@@ -1228,7 +1234,7 @@ TEST_F_TIMEOUT(fc, crash, 180)
 			if (expect_layout(FC_MNT, lf, L({ op->lf_seed, 0, op->lf_len }), why,
 					  sizeof(why)) ||
 			    unlink(R(FC_MNT, lf))) {
-				fails++;
+				(*tfails)++;
 				printf("# e2fsck replay: %s\n", why);
 			}
 		}
@@ -1236,23 +1242,26 @@ TEST_F_TIMEOUT(fc, crash, 180)
 		for (int i = 0; op->unpinned[i]; i++)
 			manifest_drop(tm, op->unpinned[i]);
 		if (manifest_diff("e2fsck replay vs before the power cut:", pre, tm)) {
-			fails++;
+			(*tfails)++;
 			printf("# e2fsck replay: tree differs from the one before the power cut\n");
 		}
 		free(tm);
 		tm = manifest(FC_MNT);
 		if (op->check(&c, FC_MNT, false, why, sizeof(why)) || keep_ok(FC_MNT, why, sizeof(why))) {
-			fails++;
+			(*tfails)++;
 			printf("# e2fsck replay: %s\n", why);
 		}
 		fs_close(&fs);
 		/* the two recoveries agree, unpinned objects included */
 		if (manifest_diff("kernel vs e2fsck replay:", kfull, tm)) {
-			fails++;
+			(*tfails)++;
 			printf("# the kernel's and e2fsck's recoveries differ\n");
 		}
 		free(tm);
 	}
+	if (tool_fails)
+		printf("# e2fsck replay: %d problems, not counted (e2fsprogs 1.47.0 replays a directory's creation and removal as stock 6.1 did; the kernel's recovery is the one judged)\n",
+		       tool_fails);
 	if (fails) {
 		printf("# the crash image's journal (debugfs logdump):\n");
 		diag_lines("  ", logdump);
@@ -1342,6 +1351,4 @@ TEST_F(fc, fc_info)
 	EXPECT_EQ(0, bad);
 }
 
-#ifndef FC_STOCK_BUGS
 TEST_HARNESS_MAIN
-#endif
