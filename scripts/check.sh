@@ -156,7 +156,9 @@ for key in "${plan[@]}"; do
 		cat "$dir/$a/$g/results.tsv" >>"$dir/results.tsv"
 	done
 done
-wait "$builder"
+# Every kernel the builder staged was checked by wait_ready; a `wait -n` above may already have
+# reaped it (it is one of this shell's jobs), and then this wait has nothing left to wait for.
+wait "$builder" 2>/dev/null || true
 
 if [ ${#flavours[@]} -gt 1 ]; then
 	# Back to the flavour under test, so the tree is left as it was asked for.

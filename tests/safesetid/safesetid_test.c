@@ -11,6 +11,9 @@
  */
 #include "ssid_util.h"
 #include <pthread.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <time.h>
 #include "kselftest_harness.h"
 
 #define KILLED SSID_KILLED(SIGKILL)
@@ -523,50 +526,224 @@ TEST_F(pol, policy_swapped_under_load)
 	TH_LOG("%ld policy writes during 300 transitions", (long)writes);
 }
 
-/* Reads and writes of both files from two threads at once (fixes/0005). */
-static void *reader(void *arg)
-{
-	char buf[256];
-	long n = 0;
+/*
+ * A read that queues on the policy lock behind a write (fixes/0005).  6.1's read handler
+ * takes the policy pointer before it takes the lock: a reader that waits for the lock
+ * behind a writer then reads the policy the writer replaced, freed once an RCU grace period
+ * has passed.  Each trial makes that order: reader A holds the lock while it copies a
+ * policy of some megabytes into a buffer it has never touched (tens of ms under TCG); the
+ * writer W (another CPU) queues for the lock with a small policy P1 a fifth of that time
+ * after A entered read(); reader B queues behind W as long again after W entered write(); a
+ * SCHED_FIFO spinner on B's CPU keeps B off it from then until 300 ms after W is done, long
+ * enough for the grace period.  B must read P1 (it got the lock after W); on 6.1 it reads freed
+ * memory (or the kernel dies in strlen()).  The threads are pinned: A on CPU 0, B and the
+ * spinner on CPU 1, W on CPU 2 (the group boots with SMP=3; the kernel is not preemptible,
+ * so A's CPU is A's until it is done).
+ */
+#define RACE_RULES	150000
+#define RACE_TRIALS	6
 
-	while (swapping) {
-		if (ssid_read((long)arg, buf, sizeof(buf)) < 0)
-			return (void *)-1L;
-		n++;
-	}
-	return (void *)n;
+static const char race_p1[] = "2001:2002\n2002:2002\n";
+
+struct race {
+	pthread_barrier_t go;
+	int gid_fd[2];
+	char *p0;
+	size_t p0_len;
+	long a_len, w_ret, b_len;
+	int a_in, w_in, b_in, w_done;	/* A, W, B entered their calls; W returned */
+	long gap;		/* ms between one entering its call and the next */
+	char b_buf[64];
+	struct timespec t_a, t_w, t_b, t_a_done, t_w_done;
+};
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 }
 
-static void *writer(void *arg)
+static long ms_since(const struct timespec *t0)
 {
-	long n = 0;
+	struct timespec t;
 
-	while (swapping) {
-		if (ssid_write((long)arg, (n & 1) ? "1:2\n2:2\n" : "3:4\n4:4\n5:6\n6:6\n") < 0)
-			return (void *)-1L;
-		n++;
-	}
-	return (void *)n;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-TEST_F(pol, read_write_race)
+static void wait_until_ms(const struct timespec *t0, long ms)
 {
-	pthread_t th[4];
-	void *res[4];
-	int i;
+	while (ms_since(t0) < ms)
+		;
+}
 
-	swapping = 1;
-	for (i = 0; i < 4; i++)
-		ASSERT_EQ(0, pthread_create(&th[i], NULL, (i & 1) ? writer : reader,
-					    (void *)(long)(i >> 1)));
-	sleep(3);
-	swapping = 0;
-	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(0, pthread_join(th[i], &res[i]));
-		EXPECT_LT(0, (long)res[i]);
+static struct timespec race_t0;
+
+static void *race_a(void *arg)
+{
+	struct race *r = arg;
+	char *buf = mmap(NULL, r->p0_len + 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	pin(0);
+	pthread_barrier_wait(&r->go);
+	clock_gettime(CLOCK_MONOTONIC, &r->t_a);
+	__atomic_store_n(&r->a_in, 1, __ATOMIC_RELEASE);
+	r->a_len = buf == MAP_FAILED ? -ENOMEM :
+		   read(r->gid_fd[0], buf, r->p0_len + 4096);
+	clock_gettime(CLOCK_MONOTONIC, &r->t_a_done);
+	/* the policy installed (P0), or P1 if W got the lock first */
+	if (r->a_len >= 0 && !((size_t)r->a_len == r->p0_len && !memcmp(buf, r->p0, r->p0_len)) &&
+	    !(r->a_len == (long)strlen(race_p1) && !memcmp(buf, race_p1, r->a_len)))
+		r->a_len = -EBADMSG;
+	if (buf != MAP_FAILED)
+		munmap(buf, r->p0_len + 4096);
+	return NULL;
+}
+
+static void *race_w(void *arg)
+{
+	struct race *r = arg;
+
+	pin(2);
+	pthread_barrier_wait(&r->go);
+	while (!__atomic_load_n(&r->a_in, __ATOMIC_ACQUIRE))
+		;
+	wait_until_ms(&r->t_a, r->gap);
+	clock_gettime(CLOCK_MONOTONIC, &r->t_w);
+	__atomic_store_n(&r->w_in, 1, __ATOMIC_RELEASE);
+	r->w_ret = ssid_write(SSID_GID, race_p1);
+	clock_gettime(CLOCK_MONOTONIC, &r->t_w_done);
+	__atomic_store_n(&r->w_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *race_b(void *arg)
+{
+	struct race *r = arg;
+
+	pin(1);
+	pthread_barrier_wait(&r->go);
+	while (!__atomic_load_n(&r->w_in, __ATOMIC_ACQUIRE))
+		;
+	wait_until_ms(&r->t_w, r->gap);
+	clock_gettime(CLOCK_MONOTONIC, &r->t_b);
+	__atomic_store_n(&r->b_in, 1, __ATOMIC_RELEASE);
+	r->b_len = read(r->gid_fd[1], r->b_buf, sizeof(r->b_buf) - 1);
+	if (r->b_len < 0)
+		r->b_len = -errno;
+	return NULL;
+}
+
+static void *race_spinner(void *arg)
+{
+	struct race *r = arg;
+	struct sched_param sp = { .sched_priority = 10 };
+
+	pin(1);
+	pthread_barrier_wait(&r->go);
+	while (!__atomic_load_n(&r->b_in, __ATOMIC_ACQUIRE))
+		;
+	wait_until_ms(&r->t_b, r->gap);
+	if (sched_setscheduler(0, SCHED_FIFO, &sp))
+		return (void *)-1L;
+	/* until W has swapped the policies, then 300 ms more */
+	while (!__atomic_load_n(&r->w_done, __ATOMIC_ACQUIRE) && ms_since(&race_t0) < 5000)
+		;
+	wait_until_ms(&race_t0, ms_since(&race_t0) + 300);
+	return NULL;
+}
+
+/* ms a read of the installed @len-byte GID policy into untouched memory takes, or -1 */
+static long race_hold_ms(size_t len)
+{
+	char *buf = mmap(NULL, len + 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = open(SSID_GID_FILE, O_RDONLY);
+	long ms = -1;
+
+	if (buf != MAP_FAILED && fd >= 0) {
+		clock_gettime(CLOCK_MONOTONIC, &race_t0);
+		if (read(fd, buf, len + 4096) == (long)len)
+			ms = ms_since(&race_t0);
 	}
-	TH_LOG("reads %ld/%ld, writes %ld/%ld", (long)res[0], (long)res[2],
-	       (long)res[1], (long)res[3]);
+	if (fd >= 0)
+		close(fd);
+	if (buf != MAP_FAILED)
+		munmap(buf, len + 4096);
+	return ms;
+}
+
+static long ts_ms(const struct timespec *t)
+{
+	return (t->tv_sec - race_t0.tv_sec) * 1000 + (t->tv_nsec - race_t0.tv_nsec) / 1000000;
+}
+
+TEST_F_TIMEOUT(pol, read_write_race, 240)
+{
+	void *(*fn[4])(void *) = { race_a, race_w, race_b, race_spinner };
+	int trial, i, behind = 0;
+	long hold;
+	struct race r;
+	size_t cap = (size_t)RACE_RULES * 16, o = 0;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 3)
+		SKIP(return, "needs 3 CPUs (group.conf SMP=3)");
+	r.p0 = malloc(cap);
+	ASSERT_NE(NULL, r.p0);
+	for (i = 0; i < RACE_RULES; i++)
+		o += snprintf(r.p0 + o, cap - o, "%d:%d\n", 100000 + i, 100000 + i);
+	r.p0_len = o;
+	/* how long a read of P0 into untouched memory holds the lock */
+	ASSERT_EQ((long)r.p0_len, ssid_write_len(SSID_GID, r.p0, r.p0_len));
+	hold = race_hold_ms(r.p0_len);
+	ASSERT_LT(0, hold);
+	TH_LOG("a read of the %zu-byte policy takes %ld ms", r.p0_len, hold);
+	for (trial = 0; trial < RACE_TRIALS; trial++) {
+		pthread_t th[4];
+
+		ASSERT_EQ((long)r.p0_len, ssid_write_len(SSID_GID, r.p0, r.p0_len));
+		memset(&r.a_len, 0, sizeof(r) - offsetof(struct race, a_len));
+		r.gap = hold / 5 + 1;
+		r.gid_fd[0] = open(SSID_GID_FILE, O_RDONLY);
+		r.gid_fd[1] = open(SSID_GID_FILE, O_RDONLY);
+		ASSERT_LE(0, r.gid_fd[0]);
+		ASSERT_LE(0, r.gid_fd[1]);
+		ASSERT_EQ(0, pthread_barrier_init(&r.go, NULL, 5));
+		for (i = 0; i < 4; i++)
+			ASSERT_EQ(0, pthread_create(&th[i], NULL, fn[i], &r));
+		clock_gettime(CLOCK_MONOTONIC, &race_t0);
+		pthread_barrier_wait(&r.go);
+		for (i = 0; i < 4; i++)
+			ASSERT_EQ(0, pthread_join(th[i], NULL));
+		pthread_barrier_destroy(&r.go);
+		close(r.gid_fd[0]);
+		close(r.gid_fd[1]);
+
+		TH_LOG("trial %d: A %ld-%ld ms, W %ld-%ld ms, B from %ld ms: A %ld, W %ld, B %ld bytes",
+		       trial, ts_ms(&r.t_a), ts_ms(&r.t_a_done), ts_ms(&r.t_w),
+		       ts_ms(&r.t_w_done), ts_ms(&r.t_b), r.a_len, r.w_ret, r.b_len);
+		EXPECT_LE(0, r.a_len);
+		EXPECT_EQ((long)strlen(race_p1), r.w_ret);
+		ASSERT_LE(0, r.b_len);
+		r.b_buf[r.b_len] = '\0';
+		/* B read whole: the old policy (it got the lock first) or the new one */
+		if (!strcmp(r.b_buf, race_p1)) {
+			/* B was waiting when W swapped: B came after A took the lock */
+			behind += ts_ms(&r.t_b) < ts_ms(&r.t_a_done);
+		} else {
+			/* P0 is longer than B's buffer: B fills it (stock: 0 bytes, freed) */
+			EXPECT_EQ((long)sizeof(r.b_buf) - 1, r.b_len);
+			EXPECT_EQ(0, strncmp(r.b_buf, r.p0, r.b_len)) TH_LOG("B read \"%s\"", r.b_buf);
+		}
+	}
+	free(r.p0);
+	TH_LOG("%d of %d trials: B queued behind W and read the new policy", behind, RACE_TRIALS);
+	/* the window was reached (else this test proves nothing) */
+	EXPECT_LT(0, behind);
 }
 
 TEST_HARNESS_MAIN
