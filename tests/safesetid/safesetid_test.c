@@ -531,16 +531,17 @@ TEST_F(pol, policy_swapped_under_load)
  * takes the policy pointer before it takes the lock: a reader that waits for the lock
  * behind a writer then reads the policy the writer replaced, freed once an RCU grace period
  * has passed.  Each trial makes that order: reader A holds the lock while it copies a
- * policy of some megabytes into a buffer it has never touched (tens of ms under TCG); the
+ * policy of 1.4 MB into a buffer it has never touched (15 ms or more under TCG); the
  * writer W (another CPU) queues for the lock with a small policy P1 a fifth of that time
- * after A entered read(); reader B queues behind W as long again after W entered write(); a
+ * (5 ms at least) after A entered read(); reader B queues behind W as long again after W
+ * entered write(); a
  * SCHED_FIFO spinner on B's CPU keeps B off it from then until 300 ms after W is done, long
  * enough for the grace period.  B must read P1 (it got the lock after W); on 6.1 it reads freed
  * memory (or the kernel dies in strlen()).  The threads are pinned: A on CPU 0, B and the
  * spinner on CPU 1, W on CPU 2 (the group boots with SMP=3; the kernel is not preemptible,
  * so A's CPU is A's until it is done).
  */
-#define RACE_RULES	150000
+#define RACE_RULES	100000
 #define RACE_TRIALS	6
 
 static const char race_p1[] = "2001:2002\n2002:2002\n";
@@ -707,7 +708,8 @@ TEST_F_TIMEOUT(pol, read_write_race, 240)
 
 		ASSERT_EQ((long)r.p0_len, ssid_write_len(SSID_GID, r.p0, r.p0_len));
 		memset(&r.a_len, 0, sizeof(r) - offsetof(struct race, a_len));
-		r.gap = hold / 5 + 1;
+		/* W must be queued before B comes, whatever A's time: 5 ms at least */
+		r.gap = hold / 5 > 5 ? hold / 5 : 5;
 		r.gid_fd[0] = open(SSID_GID_FILE, O_RDONLY);
 		r.gid_fd[1] = open(SSID_GID_FILE, O_RDONLY);
 		ASSERT_LE(0, r.gid_fd[0]);
