@@ -487,7 +487,7 @@ static void gen_getsockopt_any(struct hf_call *c)
 /*
  * Calls that stock 6.1 cannot survive: 1, TCP_NODELAY or TCP_CONGESTION from the
  * header option callbacks (fixes/0008: must fail with EBUSY elsewhere); 2, an
- * option that drops the route (SO_MARK, IP_TOS, SO_BINDTODEVICE,
+ * option that drops the route (SO_MARK, IP_TOS, IPV6_TCLASS, SO_BINDTODEVICE,
  * SO_BINDTOIFINDEX) from the callbacks tcp_connect() runs before a Fast Open
  * SYN looks its cookie up: TIMEOUT_INIT, RWND_INIT, NEEDS_ECN (fixes/0018).
  * 0: any other call.
@@ -502,7 +502,7 @@ static int crashes_stock(const struct hf_call *c, unsigned int op)
 	    (op == BPF_SOCK_OPS_HDR_OPT_LEN_CB || op == BPF_SOCK_OPS_WRITE_HDR_OPT_CB))
 		return 1;
 	if (((level == HF_SOL_SOCKET && (opt == 36 || opt == 25 || opt == 62)) ||
-	     (level == HF_SOL_IP && opt == 1)) &&
+	     (level == HF_SOL_IP && opt == 1) || (level == HF_SOL_IPV6 && opt == 67)) &&
 	    (op == BPF_SOCK_OPS_TIMEOUT_INIT || op == BPF_SOCK_OPS_RWND_INIT ||
 	     op == BPF_SOCK_OPS_NEEDS_ECN))
 		return 2;
@@ -708,7 +708,8 @@ static void add_slots(void)
 				else if (route_guard &&
 					 (c->arg == (HF_SOL_SOCKET << 16 | 36) ||
 					  c->arg == (HF_SOL_SOCKET << 16 | 12) ||
-					  c->arg == (HF_SOL_IP << 16 | 1)))
+					  c->arg == (HF_SOL_IP << 16 | 1) ||
+					  c->arg == (HF_SOL_IPV6 << 16 | 67)))
 					/* a mark or TOS the guarded call set, not on stock */
 					add("v*");
 				else if (len == 4 && (c->arg == (HF_SOL_IP << 16 | 1) ||
