@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kvm_util.h"
@@ -298,6 +299,40 @@ static inline int set_user_msr(struct kvm_vm *vm, uint64_t mask)
 static inline int set_filter(struct kvm_vm *vm, struct kvm_msr_filter *f)
 {
 	return ioctl(vm->fd, KVM_X86_SET_MSR_FILTER, f) ? -errno : 0;
+}
+
+/*
+ * KVM_X86_SET_MSR_FILTER from another thread while the main one creates a vCPU (the race
+ * of fixes/0009): the thread waits for @go, then @delay_ns more, then sets @f on @vm.
+ */
+struct create_race {
+	struct kvm_vm *vm;
+	struct kvm_msr_filter *f;
+	volatile int go;
+	uint64_t delay_ns;
+	int err;
+};
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static inline void *set_after_delay(void *arg)
+{
+	struct create_race *t = arg;
+	uint64_t start;
+
+	while (!t->go)
+		;
+	start = now_ns();
+	while (now_ns() - start < t->delay_ns)
+		;
+	t->err = set_filter(t->vm, t->f);
+	return NULL;
 }
 
 #endif

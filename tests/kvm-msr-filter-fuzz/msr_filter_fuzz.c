@@ -423,43 +423,14 @@ static void check_batch(struct msr_ctx *c, const struct msr_op *ops, unsigned in
 	}
 }
 
-/* A case's first filter, installed by another thread while the vCPU is being created. */
-struct create_race {
-	struct kvm_msr_filter f;
-	volatile int go;
-	uint64_t delay_ns;
-	int err;
-};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static void *set_after_delay(void *arg)
-{
-	struct create_race *t = arg;
-	uint64_t start;
-
-	while (!t->go)
-		;
-	start = now_ns();
-	while (now_ns() - start < t->delay_ns)
-		;
-	t->err = set_filter(cur_vm, &t->f);
-	return NULL;
-}
-
 /*
  * The VM is made without a vCPU; cap and filter are drawn (in the order of the other cases),
  * the cap set, then the filter set by a thread at a random point of the vCPU's creation.
  */
 static void race_create(struct msr_ctx *c, char *capd, size_t caplen, char *out, size_t len)
 {
-	struct create_race t = { 0 };
+	struct kvm_msr_filter f;
+	struct create_race t = { .f = &f };
 	size_t o;
 	pthread_t th;
 	uint64_t t0, took;
@@ -469,7 +440,8 @@ static void race_create(struct msr_ctx *c, char *capd, size_t caplen, char *out,
 	c->vm = vm_create(1);
 	cur_vm = c->vm;
 	random_cap(capd, caplen);
-	o = draw_filter(&t.f, out, len);
+	t.vm = c->vm;
+	o = draw_filter(&f, out, len);
 	t.delay_ns = tally->span_ns * pick(1024) / 1024;
 	TEST_ASSERT(!pthread_create(&th, NULL, set_after_delay, &t), "pthread_create");
 	t0 = now_ns();
@@ -480,7 +452,7 @@ static void race_create(struct msr_ctx *c, char *capd, size_t caplen, char *out,
 		tally->span_ns = took;
 	TEST_ASSERT(!pthread_join(th, NULL), "pthread_join");
 	if (!t.err)
-		model_install(&t.f);
+		model_install(&f);
 	snprintf(out + o, len - o, ")=%d", t.err);
 	vm_init_descriptor_tables(c->vm);
 	vcpu_init_descriptor_tables(c->vcpu);

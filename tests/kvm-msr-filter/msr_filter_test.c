@@ -851,36 +851,6 @@ TEST_F_TIMEOUT(filt, replace_while_vcpu_runs, 300)
  * On 6.1 a vCPU that chose its pass-through MSRs before the filter was set, and came online
  * only after the filter's update request went to the vCPUs online, reads it with no exit.
  */
-struct create_race {
-	struct kvm_vm *vm;
-	struct kvm_msr_filter *f;
-	volatile int go;
-	uint64_t delay_ns;
-	int err;
-};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static void *set_after_delay(void *arg)
-{
-	struct create_race *t = arg;
-	uint64_t start;
-
-	while (!t->go)
-		;
-	start = now_ns();
-	while (now_ns() - start < t->delay_ns)
-		;
-	t->err = set_filter(t->vm, t->f);
-	return NULL;
-}
-
 FIXTURE(vcpu_race) {};
 FIXTURE_SETUP(vcpu_race) {}
 FIXTURE_TEARDOWN(vcpu_race) {}
