@@ -396,16 +396,6 @@ static struct slot *used_slot(void)
 	return NULL;
 }
 
-/* The letter of seq/@n's zone on the device (E, I, X, C, F, R, O), '?' if unknown. */
-static char zone_letter(unsigned int n)
-{
-	char conds[128] = "";
-
-	if (zdev_conds(cs.d, conds, NULL, NULL) || n >= strlen(conds))
-		return '?';
-	return conds[n];
-}
-
 /* Whether seq/@n is held open for writing by one of the case's descriptors. */
 static int held_for_writing(unsigned int n)
 {
@@ -427,13 +417,12 @@ static int held_for_writing(unsigned int n)
  * of that step, the counters and the zone states may differ; the case only closes and
  * unmounts, and its lines carry "t0w".
  */
-static int t0w_candidate(int cnv, unsigned int n, long before, char letter, int writer)
+static int t0w_candidate(int cnv, unsigned int n, long before, int writer)
 {
 	/*
-	 * The device's letter cannot tell: a zone opened behind zonefs' back (blk-open) shows
-	 * X too (seed 1910098413 case 638), so any such truncate counts.
+	 * Not decided from the device's zone state: a zone opened behind zonefs' back
+	 * (blk-open) shows open too (seed 1910098413 case 638), so any such truncate counts.
 	 */
-	(void)letter;
 	return !cnv && before > 0 && (writer || held_for_writing(n));
 }
 
@@ -443,7 +432,7 @@ static void step_open(void)
 	struct slot *s = free_slot();
 	int cnv, flags, user = !pick(4), fd, t0;
 	unsigned int n;
-	char fl[64], letter;
+	char fl[64];
 	long before;
 
 	if (!s)
@@ -461,7 +450,6 @@ static void step_open(void)
 		 flags & O_DIRECT ? "+direct" : "", flags & O_TRUNC ? "+trunc" : "",
 		 flags & O_APPEND ? "+append" : "");
 	before = file_size(cnv, n);
-	letter = cnv ? '-' : zone_letter(n);
 	if (user)
 		as_user();
 	fd = open(file_path(cnv, n), flags);
@@ -474,7 +462,7 @@ static void step_open(void)
 	 * the state before the open: ours may refuse the open itself (EOVERFLOW: no zone for
 	 * the writer) where stock opens, and the case must end the same way on both.
 	 */
-	t0 = (flags & O_TRUNC) && t0w_candidate(cnv, n, before, letter,
+	t0 = (flags & O_TRUNC) && t0w_candidate(cnv, n, before,
 						(flags & O_ACCMODE) != O_RDONLY);
 	if (fd >= 0 && !t0) {
 		s->fd = fd;
@@ -546,7 +534,6 @@ static void step_truncate(void)
 	int cnv, user = !pick(5), r;
 	unsigned int n;
 	long size, cur;
-	char letter;
 
 	if (s) {
 		cnv = s->cnv;
@@ -563,7 +550,6 @@ static void step_truncate(void)
 	case 5: size = 4096; break;
 	default: size = cur < 0 ? 0 : cur; break;
 	}
-	letter = cnv ? '-' : zone_letter(n);
 	if (user)
 		as_user();
 	if (s)
@@ -573,7 +559,7 @@ static void step_truncate(void)
 	if (user)
 		as_root();
 	/* ours may refuse the truncate (EOVERFLOW: no zone for the writer) where stock does it */
-	if (!size && t0w_candidate(cnv, n, cur, letter, 0))
+	if (!size && t0w_candidate(cnv, n, cur, 0))
 		cs.t0w = 1;
 	obs(r, file_size(cnv, n), "%struncate%s %s %ld", s ? "f" : "", user ? "-u" : "",
 	    file_name(cnv, n), size);
