@@ -15,6 +15,14 @@
  * program, the result of a run on a random CPU.  Values that change from
  * boot to boot are reduced to whether the read happened.
  *
+ * Checked on every kernel, from the helpers' documentation: when a loaded
+ * syscall program's result tells (a NULL test of the helper's result, or a
+ * checked read of rq->cpu or cpu_number), bpf_per_cpu_ptr(ksym, cpu) is NULL
+ * exactly when the u32 cpu is not below nr_cpu_ids, and otherwise points at
+ * that CPU's instance (it reads that CPU's number); bpf_this_cpu_ptr(ksym)
+ * points at the instance of the CPU the program runs on.  A case that breaks
+ * it has " VIOLATION" after its run result, and the run's last result fails.
+ *
  * Environment: KTEST_SEED (random if unset, always printed), KTEST_FUZZ_CASES,
  * KTEST_FUZZ_SECONDS (time bound).
  */
@@ -78,6 +86,14 @@ struct io {
 	uint64_t out;
 };
 
+/* What the run of the program built must return, where it tells (see build()). */
+static struct {
+	bool judge, this, cpu_ctx, null_test;
+	uint64_t cpu;		/* r2 as the program sets it, when not from the context */
+	unsigned int bytes;	/* the read's size */
+} want;
+static unsigned long violations;
+
 static struct bpf_insn insns[64];
 static unsigned int n;
 static char desc[256];
@@ -117,14 +133,17 @@ static void build(bool syscall_prog, bool *det)
 	n = 0;
 	desc[0] = 0;
 	*det = true;
+	memset(&want, 0, sizeof(want));
 	emit(BPF_MOV64_REG(BPF_REG_6, BPF_REG_1));
 	/* r7: the cpu from the context, or a constant */
 	if (syscall_prog && pick(2)) {
 		emit(BPF_LDX_MEM(BPF_DW, BPF_REG_7, BPF_REG_6, 0));
 		note("cpu=ctx ");
+		want.cpu_ctx = true;
 	} else {
 		emit(BPF_MOV64_IMM(BPF_REG_7, pick(nr_cpu_ids + 2)));
 		note("cpu=%d ", insns[n - 1].imm);
+		want.cpu = insns[n - 1].imm;
 	}
 
 	/* the first argument */
@@ -185,18 +204,25 @@ static void build(bool syscall_prog, bool *det)
 	helper = pick(20);
 	helper = helper < 13 ? BPF_FUNC_per_cpu_ptr : helper < 19 ? BPF_FUNC_this_cpu_ptr :
 		 BPF_FUNC_per_cpu_ptr + (pick(2) ? -1 : 2);
+	/* judged: a ksym argument and a cpu the program sets (not fp, not unset) */
+	want.judge = a < 8 && (helper == BPF_FUNC_this_cpu_ptr ||
+			       (helper == BPF_FUNC_per_cpu_ptr && (c < 5 || c == 7)));
+	want.this = helper == BPF_FUNC_this_cpu_ptr;
 	if (helper == BPF_FUNC_this_cpu_ptr) {
 		/* r2 is not an argument; maybe junk in it */
 		if (c == 0)
 			emit(BPF_MOV64_REG(BPF_REG_2, BPF_REG_10));
 		note("this ");
 	} else {
+		if (c >= 3)
+			want.cpu_ctx = false;
 		switch (c) {
 		case 0: case 1: case 2:
 			emit(BPF_MOV64_REG(BPF_REG_2, BPF_REG_7));
 			break;
 		case 3:
 			emit(BPF_MOV64_IMM(BPF_REG_2, -1));
+			want.cpu = -1ULL;
 			note("r2=-1 ");
 			break;
 		case 4: {
@@ -205,6 +231,7 @@ static void build(bool syscall_prog, bool *det)
 			};
 			emit(ld[0]);
 			emit(ld[1]);
+			want.cpu = (1ULL << 32) | (uint32_t)ld[0].imm;
 			note("r2=2^32+%d ", ld[0].imm);
 			break;
 		}
@@ -217,6 +244,7 @@ static void build(bool syscall_prog, bool *det)
 			break;
 		default:
 			emit(BPF_MOV64_IMM(BPF_REG_2, nr_cpu_ids));
+			want.cpu = nr_cpu_ids;
 			note("r2=nr_cpu_ids ");
 			break;
 		}
@@ -234,6 +262,9 @@ static void build(bool syscall_prog, bool *det)
 	/* only rq->cpu and cpu_number's value are the same on every boot */
 	if (!((v == 0 && off == (unsigned int)rq_cpu_off) || (v == 1 && off == 0)))
 		*det = false;
+	want.bytes = size;
+	want.judge &= (use <= 2 && *det) || use == 8;
+	want.null_test = use == 8;
 	switch (use) {
 	case 0: case 1: case 2:
 		note("read%u@%d ", size, (int)off);
@@ -339,6 +370,28 @@ static void verdict(char *out, size_t len)
 	}
 }
 
+/*
+ * Whether the run's result @r (the program's 32-bit return value, from a run
+ * on @runcpu) is what the helpers promise, or tells nothing.
+ */
+static bool judged(long r, const struct io *io, unsigned int runcpu)
+{
+	uint32_t cpu = want.cpu_ctx ? (uint32_t)io->cpu : (uint32_t)want.cpu;
+	uint64_t mask = want.bytes == 8 ? 0xffffffffULL : (1ULL << (8 * want.bytes)) - 1;
+	bool valid;
+
+	if (!want.judge)
+		return true;
+	if (want.this)
+		cpu = runcpu;
+	valid = cpu < nr_cpu_ids;
+	if (want.null_test)
+		return r == valid;
+	if (!valid)
+		return r == 0xffffffffL;	/* the program's -1: NULL */
+	return ((uint64_t)r & mask) == (cpu & mask);
+}
+
 static void one_case(unsigned long c)
 {
 	unsigned int t = pick(NTYPES), runcpu;
@@ -374,8 +427,9 @@ static void one_case(unsigned long c)
 			CPU_SET(runcpu, &set);
 			sched_setaffinity(0, sizeof(set), &set);
 			r = pcpu_run(fd, &io, sizeof(io));
-			snprintf(res, sizeof(res), "%ld%s", det || r < 0 ? r : r != 0,
-				 io.out ? " ctx-written" : "");
+			snprintf(res, sizeof(res), "%ld%s%s", det || r < 0 ? r : r != 0,
+				 io.out ? " ctx-written" : "",
+				 r >= 0 && !judged(r, &io, runcpu) ? " VIOLATION" : "");
 		}
 		dprintf(pfd[1], "load=%d run=%s verdict=%s", fd < 0 ? fd : 0, res, v);
 		_exit(0);
@@ -385,6 +439,7 @@ static void one_case(unsigned long c)
 	r = read(pfd[0], v, sizeof(v) - 1);
 	close(pfd[0]);
 	waitpid(pid, &status, 0);
+	violations += r > 0 && strstr(v, " VIOLATION");
 	printf("# obs c%lu %s %s jit=%d cpu-in=%#llx on=%u %s| %s\n", c, types[t].name,
 	       unpriv ? "uid1000" : "root", jit, (unsigned long long)io.cpu, runcpu, desc,
 	       r > 0 ? v : "(no result)");
@@ -422,7 +477,7 @@ int main(void)
 	unsigned int i, missing = 0;
 
 	ksft_print_header();
-	ksft_set_plan(3);
+	ksft_set_plan(4);
 	ksft_print_msg("seed %llu, %lu cases (KTEST_SEED=%llu replays them)\n",
 		       (unsigned long long)seed, cases, (unsigned long long)seed);
 	for (i = 0; i < NVARS; i++) {
@@ -453,5 +508,8 @@ int main(void)
 	pcpu_set_jit(1);
 	ksft_test_result(done > 0, "%lu of %lu cases in %ld s\n", done, cases,
 			 (long)(time(NULL) - start));
+	ksft_test_result(!violations,
+			 "each result that tells is the CPU the helpers promise (%lu violations)\n",
+			 violations);
 	ksft_finished();
 }

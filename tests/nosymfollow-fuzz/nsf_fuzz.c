@@ -12,6 +12,12 @@
  * or what was reached: file content, link text, directory).  The three-kernel
  * check compares those lines between stock 6.1 and ours for the same seed.
  *
+ * Checked on every kernel, from the flag's definition: an open(2) that
+ * follows a trailing symbolic link whose directory is on a mount with
+ * ST_NOSYMFOLLOW (fstatfs(2) of that directory) fails with ELOOP.  A walk
+ * that breaks it has " VIOLATION" after its result, and the run's last
+ * result fails.
+ *
  * Environment: KTEST_SEED (random if unset, always printed), KTEST_FUZZ_CASES
  * (default 1000), KTEST_FUZZ_SECONDS (a bound on the run time, default 420 s).
  */
@@ -35,6 +41,7 @@
 
 static char *obs;
 static size_t off;
+static unsigned long *violations;	/* shared with the cases' children */
 
 static void add(const char *fmt, ...)
 {
@@ -219,6 +226,32 @@ static void reached(int fd)
 	}
 }
 
+/*
+ * Whether following path @p must fail with ELOOP: its last component is a
+ * symbolic link in a directory on a mount with the flag.
+ */
+static bool must_eloop(const char *p)
+{
+	const char *last = strrchr(p, '/');
+	char dir[512];
+	struct statfs sf;
+	struct stat st;
+	bool ret;
+	int dfd;
+
+	if (!last || last == p || (size_t)(last - p) >= sizeof(dir))
+		return false;
+	memcpy(dir, p, last - p);
+	dir[last - p] = '\0';
+	dfd = open(dir, O_PATH | O_DIRECTORY);
+	if (dfd < 0)
+		return false;
+	ret = !fstatfs(dfd, &sf) && (sf.f_flags & ST_NOSYMFOLLOW) &&
+	      !fstatat(dfd, last + 1, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode);
+	close(dfd);
+	return ret;
+}
+
 static void walks(void)
 {
 	static const int oflags[] = { O_RDONLY, O_RDONLY | O_NOFOLLOW, O_PATH | O_NOFOLLOW,
@@ -229,7 +262,7 @@ static void walks(void)
 	char p[512], buf[512];
 	struct stat st;
 	ssize_t len;
-	int fd, op, dfd;
+	int fd, op, dfd, of, err;
 
 	for (i = 0; i < n; i++) {
 		random_path(p, sizeof(p));
@@ -238,12 +271,18 @@ static void walks(void)
 		switch (op) {
 		case 0:
 		case 1:
-			fd = open(p, ONE_OF(oflags));
+			of = ONE_OF(oflags);
+			fd = open(p, of);
+			err = fd < 0 ? errno : 0;
 			if (fd < 0) {
-				add("e%d", errno);
+				add("e%d", err);
 			} else {
 				reached(fd);
 				close(fd);
+			}
+			if (!(of & O_NOFOLLOW) && err != ELOOP && must_eloop(p)) {
+				add(" VIOLATION");
+				__atomic_add_fetch(violations, 1, __ATOMIC_RELAXED);
 			}
 			break;
 		case 2:
@@ -345,11 +384,13 @@ int main(void)
 	pid_t pid;
 
 	obs = mmap(NULL, OBS_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	violations = mmap(NULL, sizeof(*violations), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ksft_print_header();
-	ksft_set_plan(2);
+	ksft_set_plan(3);
 	ksft_print_msg("seed %llu, %lu cases (KTEST_SEED=%llu replays them)\n",
 		       (unsigned long long)seed, cases, (unsigned long long)seed);
-	if (obs == MAP_FAILED)
+	if (obs == MAP_FAILED || violations == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
 	status = flag_known();
 	ksft_test_result(!status, "the kernel knows nosymfollow (step %d)\n", status);
@@ -377,5 +418,8 @@ int main(void)
 	}
 	ksft_test_result(done > 0, "%lu of %lu cases in %ld s (%lu as uid %d in a user namespace)\n",
 			 done, cases, (long)(time(NULL) - start), users, UID);
+	ksft_test_result(!*violations,
+			 "a trailing link on a nosymfollow mount is never followed (%lu violations)\n",
+			 *violations);
 	ksft_finished();
 }

@@ -13,6 +13,12 @@
  * after the unmount.  The three-kernel check compares those lines between stock 6.1 and ours
  * for the same seed; the console scan fails the run on any kernel error report.
  *
+ * Checked on every kernel, from Documentation/filesystems/overlayfs.rst: /proc/mounts shows
+ * "volatile" exactly when the mount that succeeded asked for it; a volatile mount whose upper
+ * layer took a write has <workdir>/work/incompat/volatile/dirty, a regular file, while mounted
+ * and still after the unmount (so that the next mount of that work directory refuses).  A case
+ * that breaks it has " VIOLATION(<what>)" in its line, and the run's last result fails.
+ *
  * Environment: KTEST_SEED (the seed; random if unset, always printed), KTEST_FUZZ_CASES
  * (default 1000), KTEST_FUZZ_SECONDS (a bound on the run time, default 420 s, inside the
  * group's 600 s timeout; a run cut short says how many cases it ran).
@@ -216,6 +222,35 @@ static void shown_options(const char *mnt, char *out, size_t len)
 	}
 }
 
+/* Whether the option string @opts has the token @tok. */
+static bool has_token(const char *opts, const char *tok)
+{
+	size_t n = strlen(tok);
+	const char *p;
+
+	for (p = opts; (p = strstr(p, tok)); p += n)
+		if ((p == opts || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+/* The volatile mount's dirty file under the last workdir= of @opts: 1 a regular file, 0 not. */
+static int dirty_file(const char *opts, char *path, size_t len)
+{
+	const char *w = NULL, *p;
+	struct stat st;
+	size_t n;
+
+	for (p = opts; (p = strstr(p, "workdir=")); p++)
+		if (p == opts || p[-1] == ',')
+			w = p + 8;
+	if (!w)
+		return -1;
+	n = strcspn(w, ",");
+	snprintf(path, len, "%.*s/work/incompat/volatile/dirty", (int)n, w);
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
 /* One case, in whatever credentials the caller has; the observation goes to obs. */
 static void one_case(char *obs, size_t len)
 {
@@ -244,20 +279,30 @@ static void one_case(char *obs, size_t len)
 	/* the option string without the lowerdir and upperdir every case has */
 	add(obs, len, &off, "opts=%s rc=%d", strstr(opts, "workdir="), err);
 	if (!err) {
+		bool asked = has_token(opts, "volatile"), wrote = false;
+		char dirty[PATH_LEN];
+
 		shown_options(BASE "/m", shown, sizeof(shown));
 		add(obs, len, &off, " shown=%s", shown);
+		if (asked != has_token(shown, "volatile"))
+			add(obs, len, &off, " VIOLATION(volatile %s shown)", asked ? "not" : "wrongly");
 		fd = open(BASE "/m/new", O_CREAT | O_WRONLY, 0600);
 		add(obs, len, &off, " write=%d", fd < 0 ? errno : 0);
 		if (fd >= 0) {
-			add(obs, len, &off, "/%d", write(fd, "x", 1) == 1 && !fsync(fd) ? 0 : errno);
+			wrote = write(fd, "x", 1) == 1 && !fsync(fd);
+			add(obs, len, &off, "/%d", wrote ? 0 : errno);
 			close(fd);
 		}
+		if (asked && wrote && dirty_file(opts, dirty, sizeof(dirty)) != 1)
+			add(obs, len, &off, " VIOLATION(no %s while mounted)", dirty + strlen(BASE));
 		add(obs, len, &off, " mounted=");
 		list_tree(BASE "/w", obs, len, &off, 0);
 		uerr = umount(BASE "/m") ? errno : 0;
 		if (uerr)
 			umount2(BASE "/m", MNT_DETACH);
 		add(obs, len, &off, " umount=%d", uerr);
+		if (asked && wrote && !uerr && dirty_file(opts, dirty, sizeof(dirty)) != 1)
+			add(obs, len, &off, " VIOLATION(no %s after the unmount)", dirty + strlen(BASE));
 	}
 	add(obs, len, &off, " after=");
 	list_tree(BASE "/w", obs, len, &off, 0);
@@ -314,7 +359,7 @@ static int volatile_known(void)
 int main(void)
 {
 	const struct fuzz_env env = fuzz_env();
-	unsigned long cases = env.cases, limit = env.limit, i, done = 0, users = 0;
+	unsigned long cases = env.cases, limit = env.limit, i, done = 0, users = 0, broken = 0;
 	uint64_t seed = env.seed;
 	char *obs = mmap(NULL, OBS_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	time_t start = time(NULL);
@@ -322,7 +367,7 @@ int main(void)
 	int err;
 
 	ksft_print_header();
-	ksft_set_plan(2);
+	ksft_set_plan(3);
 	ksft_print_msg("seed %llu, %lu cases (KTEST_SEED=%llu replays them)\n",
 		       (unsigned long long)seed, cases, (unsigned long long)seed);
 	if (obs == MAP_FAILED)
@@ -345,6 +390,7 @@ int main(void)
 			one_case(obs, OBS_LEN);
 		}
 		obs[OBS_LEN - 1] = '\0';
+		broken += !!strstr(obs, " VIOLATION(");
 		printf("# obs c%lu %s %s\n", i, userns ? "userns" : "root", obs);
 		fflush(stdout);
 		done++;
@@ -352,5 +398,7 @@ int main(void)
 	umount_all(BASE);
 	ksft_test_result(done > 0, "%lu of %lu cases in %ld s (%lu as uid %d in a user namespace)\n",
 			 done, cases, (long)(time(NULL) - start), users, UID);
+	ksft_test_result(!broken, "volatile shown as asked, its dirty file kept (%lu cases broke it)\n",
+			 broken);
 	ksft_finished();
 }
