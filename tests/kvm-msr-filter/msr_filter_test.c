@@ -840,6 +840,19 @@ TEST_F_TIMEOUT(filt, replace_while_vcpu_runs, 300)
 	for (i = 0; i < 3; i++)
 		TH_LOG("MSR %#x: read F1 %lu F2 %lu, write F1 %lu F2 %lu", idx[i],
 		       f1_dec[i][0], f2_dec[i][0], f1_dec[i][1], f2_dec[i][1]);
+	/*
+	 * Both filters decided accesses of the running vCPU: each replacement reached it.
+	 * SYSENTER_CS is one SVM passes through to the guest: F1's deny must have made it
+	 * exit (its intercept turned on while the vCPU ran) and F2 must have let it through.
+	 */
+	for (i = 0; i < 3; i++) {
+		EXPECT_LT(0, f1_dec[i][0]) TH_LOG("MSR %#x: no read denied by F1", idx[i]);
+		EXPECT_LT(0, f2_dec[i][0]) TH_LOG("MSR %#x: no read decided by F2", idx[i]);
+		if (idx[i] == MSR_IA32_CR_PAT)
+			continue;
+		EXPECT_LT(0, f1_dec[i][1]) TH_LOG("MSR %#x: no write denied by F1", idx[i]);
+		EXPECT_LT(0, f2_dec[i][1]) TH_LOG("MSR %#x: no write decided by F2", idx[i]);
+	}
 	EXPECT_EQ(0x23, vcpu_get_msr(self->c.vcpu, MSR_IA32_SYSENTER_CS));
 }
 
