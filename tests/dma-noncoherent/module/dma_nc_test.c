@@ -12,8 +12,12 @@
  * dma-debug's side is dma_nc_debug.c.
  */
 #include <kunit/test.h>
+#include <linux/dma-direct.h>
 #include <linux/dma-mapping.h>
 #include <linux/iommu.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/swiotlb.h>
 #include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
@@ -23,6 +27,11 @@
 #include <linux/vmstat.h>
 
 #include "edu.h"
+
+/* The path the guest was booted for: direct, iommu or swiotlb (none: path_taken skips). */
+static char *path;
+module_param(path, charp, 0444);
+MODULE_PARM_DESC(path, "the DMA path path_taken must find: direct, iommu or swiotlb");
 
 static struct device *nc_dev(struct kunit *test)
 {
@@ -287,7 +296,65 @@ static void cycles_return_memory(struct kunit *test)
 			    "the second 5000 cycles took %ld pages", (long)(mid - end));
 }
 
+/*
+ * The group runs on the path its boot options promise, and not silently on
+ * another: an IOMMU DMA domain that translates the allocation's handle to its
+ * pages, streaming mappings bounced through swiotlb (while the noncoherent
+ * allocation itself is not), or neither with the handle the physical address.
+ */
+static void path_taken(struct kunit *test)
+{
+	struct device *dev = nc_dev(test);
+	struct iommu_domain *dom = iommu_get_domain_for_dev(dev);
+	bool translated = device_iommu_mapped(dev), bounced = is_swiotlb_force_bounce(dev);
+	phys_addr_t phys;
+	dma_addr_t h, sh;
+	void *cpu, *buf;
+
+	if (!path)
+		kunit_skip(test, "no path= given");
+	/*
+	 * The edu device's own 28 bits reach no swiotlb slot of a 2 GiB guest
+	 * (they sit below 4 GiB, not below 256 MiB): map with 32.
+	 */
+	nc_set_mask(test, dev, 32);
+	cpu = dma_alloc_noncoherent(dev, SZ_8K, &h, DMA_BIDIRECTIONAL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cpu);
+	phys = page_to_phys(virt_to_page(cpu));
+	buf = kmalloc(SZ_1K, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	sh = dma_map_single(dev, buf, SZ_1K, DMA_TO_DEVICE);
+	KUNIT_ASSERT_FALSE(test, dma_mapping_error(dev, sh));
+	kunit_info(test, "path=%s: iommu %s (domain type %#x), swiotlb force_bounce %d, handle %pad of %pa\n",
+		   path, translated ? "mapped" : "none", dom ? dom->type : 0, bounced, &h, &phys);
+
+	if (!strcmp(path, "iommu")) {
+		KUNIT_EXPECT_TRUE(test, translated);
+		KUNIT_ASSERT_NOT_NULL(test, dom);
+		KUNIT_EXPECT_TRUE(test, dom->type & __IOMMU_DOMAIN_DMA_API);
+		KUNIT_EXPECT_EQ(test, (u64)iommu_iova_to_phys(dom, h), (u64)phys);
+		KUNIT_EXPECT_EQ(test, (u64)iommu_iova_to_phys(dom, sh), (u64)virt_to_phys(buf));
+	} else if (!strcmp(path, "swiotlb")) {
+		KUNIT_EXPECT_FALSE(test, translated);
+		KUNIT_EXPECT_TRUE(test, bounced);
+		KUNIT_EXPECT_TRUE(test, is_swiotlb_buffer(dev, dma_to_phys(dev, sh)));
+		KUNIT_EXPECT_FALSE(test, is_swiotlb_buffer(dev, dma_to_phys(dev, h)));
+		KUNIT_EXPECT_EQ(test, (u64)dma_to_phys(dev, h), (u64)phys);
+	} else {
+		KUNIT_EXPECT_STREQ(test, path, "direct");
+		KUNIT_EXPECT_FALSE(test, translated);
+		KUNIT_EXPECT_FALSE(test, bounced);
+		KUNIT_EXPECT_EQ(test, (u64)dma_to_phys(dev, h), (u64)phys);
+		KUNIT_EXPECT_EQ(test, (u64)dma_to_phys(dev, sh), (u64)virt_to_phys(buf));
+	}
+	dma_unmap_single(dev, sh, SZ_1K, DMA_TO_DEVICE);
+	kfree(buf);
+	dma_free_noncoherent(dev, SZ_8K, cpu, h, DMA_BIDIRECTIONAL);
+	nc_restore_mask(dev);
+}
+
 static struct kunit_case alloc_cases[] = {
+	KUNIT_CASE(path_taken),
 	KUNIT_CASE_PARAM(alloc_within_mask, nc_mask_gen_params),
 	KUNIT_CASE(each_direction),
 	KUNIT_CASE(gfp_flags),
@@ -417,7 +484,7 @@ static struct kunit_suite edu_suite = {
 	.test_cases = edu_cases,
 };
 
-kunit_test_suites(&alloc_suite, &edu_suite);
+KDEV_KUNIT_SUITES_AT_INIT(&alloc_suite, &edu_suite);
 
 MODULE_DESCRIPTION("KUnit tests of dma_alloc_noncoherent() on QEMU's edu device");
 MODULE_LICENSE("GPL");
