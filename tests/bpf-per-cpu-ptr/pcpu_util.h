@@ -22,7 +22,7 @@
 #include <bpf/libbpf.h>
 #include "../file_util.h"
 
-#define PCPU_LOG_SIZE (1 << 20)
+#define PCPU_LOG_SIZE 0x100000
 
 static char pcpu_log[PCPU_LOG_SIZE];
 
@@ -67,6 +67,18 @@ static inline int pcpu_member_off(const char *sname, const char *member)
 		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
 			return btf_member_bit_offset(t, i) / 8;
 	return -1;
+}
+
+/* sizeof(struct @sname), or -1. */
+static inline int pcpu_struct_size(const char *sname)
+{
+	struct btf *btf = pcpu_vmlinux();
+	int id;
+
+	if (!btf)
+		return -1;
+	id = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
+	return id < 0 ? -1 : btf__resolve_size(btf, id);
 }
 
 /* r<dst> = &<var> as a typed ksym (two instructions) */

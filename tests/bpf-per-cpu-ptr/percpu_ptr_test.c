@@ -8,7 +8,11 @@
  * cpu at or above nr_cpu_ids and only the low 32 bits of the cpu used; the
  * verifier's rejections, each with stock's message: a missing NULL check,
  * writes through the result, reads beyond a scalar variable, arguments that
- * are not a per-CPU pointer at offset 0; who may call the helpers.
+ * are not a per-CPU pointer at offset 0, variable offsets on the result
+ * (bounded past the end, negative, unbounded; none on a struct), negative
+ * and past-the-end constant offsets, the read-only result as a helper's
+ * destination (and where a helper only reads it, accepted up to its size);
+ * who may call the helpers.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -20,13 +24,13 @@
 #define NOBODY 1000
 
 struct pcpu_io {
-	uint64_t cpu;
-	uint64_t rq_ptr, rq_cpu;
-	uint64_t this_rq, this_rq_cpu;
-	uint64_t num_ptr, num;
-	uint64_t this_num;
-	uint64_t pc, this_pc;
-	uint64_t rq_base, num_base;
+	__u64 cpu;
+	__u64 rq_ptr, rq_cpu;
+	__u64 this_rq, this_rq_cpu;
+	__u64 num_ptr, num;
+	__u64 this_num;
+	__u64 pc, this_pc;
+	__u64 rq_base, num_base;
 };
 
 #define IO(f) ((short)offsetof(struct pcpu_io, f))
@@ -97,7 +101,7 @@ static int load_values_prog(const struct ids *id)
 		BPF_EXIT_INSN(),
 	};
 
-	return pcpu_load(BPF_PROG_TYPE_SYSCALL, p, sizeof(p) / sizeof(p[0]));
+	return pcpu_load(BPF_PROG_TYPE_SYSCALL, p, ARRAY_SIZE(p));
 }
 
 static int pin(int cpu)
@@ -109,7 +113,7 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-static long run_values(int fd, uint64_t cpu, struct pcpu_io *io)
+static long run_values(int fd, __u64 cpu, struct pcpu_io *io)
 {
 	memset(io, 0x5a, sizeof(*io));
 	io->cpu = cpu;
@@ -157,7 +161,7 @@ FIXTURE_TEARDOWN(values)
 TEST_F(values, every_cpu_from_every_cpu)
 {
 	struct pcpu_io io;
-	uint64_t rq_off[64], num_off[64];
+	__u64 rq_off[64], num_off[64];
 	int here, t, n = self->ncpus;
 
 	ASSERT_LE(n, 64);
@@ -194,12 +198,12 @@ TEST_F(values, every_cpu_from_every_cpu)
 /* NULL at and above nr_cpu_ids; the untouched fields keep their sentinel */
 TEST_F(values, out_of_range_cpu_gives_null)
 {
-	uint64_t bad[] = { self->nr_cpu_ids, self->nr_cpu_ids + 1, 64, 4096, 8192,
-			   0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff };
+	__u64 bad[] = { self->nr_cpu_ids, self->nr_cpu_ids + 1, 64, 4096, 8192,
+			0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff };
 	struct pcpu_io io;
 	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ASSERT_EQ(0, run_values(self->fd, bad[i], &io));
 		EXPECT_EQ(0, io.rq_ptr) TH_LOG("cpu %llu", (unsigned long long)bad[i]);
 		EXPECT_EQ(SENTINEL, io.rq_cpu);
@@ -279,15 +283,19 @@ TEST_F(values, process_counts_follow_forks)
 
 /* Load @p as a syscall program; expect -@err and @msg in the log. */
 #define EXPECT_REJECT(p, err, msg) do {						\
-	int _fd = pcpu_load(BPF_PROG_TYPE_SYSCALL, p, sizeof(p) / sizeof(p[0]));\
+	int _fd = pcpu_load(BPF_PROG_TYPE_SYSCALL, p,				\
+			    sizeof(p) / sizeof(struct bpf_insn));		\
+	const char *_msg = (msg);						\
 	EXPECT_EQ(-(err), _fd) TH_LOG("%s", pcpu_log);				\
 	if (_fd >= 0)								\
 		close(_fd);							\
-	EXPECT_NE(NULL, strstr(pcpu_log, msg)) TH_LOG("want '%s' in:\n%s", msg, pcpu_log); \
+	EXPECT_NE(NULL, strstr(pcpu_log, _msg))					\
+		TH_LOG("want '%s' in:\n%s", _msg, pcpu_log);			\
 } while (0)
 
 #define EXPECT_LOADS(p) do {							\
-	int _fd = pcpu_load(BPF_PROG_TYPE_SYSCALL, p, sizeof(p) / sizeof(p[0]));\
+	int _fd = pcpu_load(BPF_PROG_TYPE_SYSCALL, p,				\
+			    sizeof(p) / sizeof(struct bpf_insn));		\
 	EXPECT_LE(0, _fd) TH_LOG("%s", pcpu_log);				\
 	if (_fd >= 0)								\
 		close(_fd);							\
@@ -458,7 +466,8 @@ TEST(arguments_checked)
 			BPF_MOV64_IMM(BPF_REG_0, 0),
 			BPF_EXIT_INSN(),
 		};
-		EXPECT_REJECT(p, EACCES, "dereference of modified percpu_ptr_ ptr R1 off=8 disallowed");
+		EXPECT_REJECT(p, EACCES,
+			      "dereference of modified percpu_ptr_ ptr R1 off=8 disallowed");
 	}
 	{
 		/* a per-CPU ksym cannot be dereferenced without the helpers */
@@ -480,6 +489,319 @@ TEST(arguments_checked)
 			BPF_EXIT_INSN(),
 		};
 		EXPECT_REJECT(p, EACCES, "R1 type=ptr_ expected=percpu_ptr_");
+	}
+}
+
+/*
+ * A variable offset on the result: of a scalar variable's read-only memory,
+ * bounded within the variable, it is accepted and reads where it points;
+ * bounded past the end, negative or unbounded, it is rejected; a struct's
+ * result takes no variable offset at all.  The context's u64 [0] is the cpu,
+ * [1] the offset.
+ */
+TEST(variable_offsets)
+{
+	char msg[128];
+	__u64 ctx[2];
+	struct ids id;
+	int fd, t, b;
+
+	ASSERT_EQ(0, get_ids(&id)) TH_LOG("per-CPU variables not in vmlinux BTF");
+	{
+		/* byte ctx[1] & 3 of cpu_number on CPU ctx[0] */
+		struct bpf_insn p[] = {
+			BPF_MOV64_REG(BPF_REG_6, BPF_REG_1),
+			BPF_LDX_MEM(BPF_DW, BPF_REG_8, BPF_REG_6, 8),
+			BPF_ALU64_IMM(BPF_AND, BPF_REG_8, 3),
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_LDX_MEM(BPF_DW, BPF_REG_2, BPF_REG_6, 0),
+			BPF_EMIT_CALL(BPF_FUNC_per_cpu_ptr),
+			BPF_JMP_IMM(BPF_JNE, BPF_REG_0, 0, 2),
+			BPF_MOV64_IMM(BPF_REG_0, 0xff),
+			BPF_EXIT_INSN(),
+			BPF_ALU64_REG(BPF_ADD, BPF_REG_0, BPF_REG_8),
+			BPF_LDX_MEM(BPF_B, BPF_REG_0, BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		fd = pcpu_load(BPF_PROG_TYPE_SYSCALL, p, ARRAY_SIZE(p));
+		ASSERT_LE(0, fd) TH_LOG("%s", pcpu_log);
+		/* little-endian: byte 0 is the cpu, the others 0 */
+		for (t = 0; t < (int)pcpu_nr_cpu_ids(); t++)
+			for (b = 0; b < 8; b++) {
+				ctx[0] = t;
+				ctx[1] = b;
+				EXPECT_EQ(b & 3 ? 0 : t, pcpu_run(fd, ctx, sizeof(ctx)))
+					TH_LOG("cpu %d byte %d", t, b);
+			}
+		close(fd);
+	}
+	{
+		/* a word at 0..3 of the 4 bytes */
+		struct bpf_insn p[] = {
+			BPF_LDX_MEM(BPF_DW, BPF_REG_8, BPF_REG_1, 8),
+			BPF_ALU64_IMM(BPF_AND, BPF_REG_8, 3),
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_ALU64_REG(BPF_ADD, BPF_REG_0, BPF_REG_8),
+			BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EACCES,
+			      "invalid access to memory, mem_size=4 off=3 size=4\nR0 max value is outside of the allowed memory range");
+	}
+	{
+		/* any u64: rejected at the addition */
+		struct bpf_insn p[] = {
+			BPF_LDX_MEM(BPF_DW, BPF_REG_8, BPF_REG_1, 8),
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_ALU64_REG(BPF_ADD, BPF_REG_0, BPF_REG_8),
+			BPF_LDX_MEM(BPF_B, BPF_REG_0, BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EINVAL,
+			      "math between rdonly_mem pointer and register with unbounded min value is not allowed");
+	}
+	{
+		/* any u32: added, but no access is within bounds */
+		struct bpf_insn p[] = {
+			BPF_LDX_MEM(BPF_W, BPF_REG_8, BPF_REG_1, 8),
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_ALU64_REG(BPF_ADD, BPF_REG_0, BPF_REG_8),
+			BPF_LDX_MEM(BPF_B, BPF_REG_0, BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EACCES,
+			      "R0 unbounded memory access, make sure to bounds check any such access");
+	}
+	{
+		/* -4..-1 */
+		struct bpf_insn p[] = {
+			BPF_LDX_MEM(BPF_DW, BPF_REG_8, BPF_REG_1, 8),
+			BPF_ALU64_IMM(BPF_AND, BPF_REG_8, 3),
+			BPF_ALU64_IMM(BPF_SUB, BPF_REG_8, 4),
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_ALU64_REG(BPF_ADD, BPF_REG_0, BPF_REG_8),
+			BPF_LDX_MEM(BPF_B, BPF_REG_0, BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EACCES,
+			      "R0 min value is negative, either use unsigned index or do a if (index >=0) check.");
+	}
+	{
+		/* struct rq: fields are read at constant offsets only */
+		struct bpf_insn p[] = {
+			BPF_LDX_MEM(BPF_DW, BPF_REG_8, BPF_REG_1, 8),
+			BPF_ALU64_IMM(BPF_AND, BPF_REG_8, 3),
+			PCPU_LD_KSYM(BPF_REG_1, id.rq),
+			BPF_MOV64_IMM(BPF_REG_2, 0),
+			BPF_EMIT_CALL(BPF_FUNC_per_cpu_ptr),
+			BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 2),
+			BPF_ALU64_REG(BPF_ADD, BPF_REG_0, BPF_REG_8),
+			BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_0, id.rq_cpu_off),
+			BPF_EXIT_INSN(),
+		};
+		snprintf(msg, sizeof(msg),
+			 "R0 is ptr_rq invalid variable offset: off=%d, var_off=(0x0; 0x3)",
+			 id.rq_cpu_off);
+		EXPECT_REJECT(p, EACCES, msg);
+	}
+}
+
+/*
+ * Constant offsets: within the variable they are fine, in the instruction or
+ * added to the register; negative, or reaching past the end, they are not.
+ */
+TEST(constant_offsets)
+{
+	int rq_size = pcpu_struct_size("rq");
+	char msg[128];
+	struct ids id;
+
+	ASSERT_EQ(0, get_ids(&id)) TH_LOG("per-CPU variables not in vmlinux BTF");
+	ASSERT_GT(rq_size, id.rq_cpu_off) TH_LOG("sizeof(struct rq) %d", rq_size);
+	{
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_0, -4),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EACCES,
+			      "invalid access to memory, mem_size=4 off=-4 size=4\nR0 min value is outside of the allowed memory range");
+	}
+	{
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_ALU64_IMM(BPF_ADD, BPF_REG_0, -4),
+			BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EACCES,
+			      "invalid access to memory, mem_size=4 off=-4 size=4\nR0 min value is outside of the allowed memory range");
+	}
+	{
+		/* 4 bytes at 2 of 4 */
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_MOV64_IMM(BPF_REG_2, 0),
+			BPF_EMIT_CALL(BPF_FUNC_per_cpu_ptr),
+			BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 2),
+			BPF_ALU64_IMM(BPF_ADD, BPF_REG_0, 2),
+			BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EACCES,
+			      "invalid access to memory, mem_size=4 off=2 size=4\nR0 min value is outside of the allowed memory range");
+	}
+	{
+		/* process_counts: 4 bytes at 4 of 8 are fine, 8 are not */
+		struct bpf_insn ok[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.pc),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_ALU64_IMM(BPF_ADD, BPF_REG_0, 4),
+			BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.pc),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_ALU64_IMM(BPF_ADD, BPF_REG_0, 4),
+			BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_LOADS(ok);
+		EXPECT_REJECT(p, EACCES,
+			      "invalid access to memory, mem_size=8 off=4 size=8\nR0 min value is outside of the allowed memory range");
+	}
+	{
+		/* struct rq: a field's offset added to the register is fine */
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.rq),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_ALU64_IMM(BPF_ADD, BPF_REG_0, id.rq_cpu_off),
+			BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_LOADS(p);
+	}
+	{
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.rq),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_0, -8),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EACCES, "R0 is ptr_rq invalid negative access: off=-8");
+	}
+	{
+		/* the last 2 bytes of struct rq and 2 beyond */
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.rq),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_ALU64_IMM(BPF_ADD, BPF_REG_0, rq_size - 2),
+			BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		snprintf(msg, sizeof(msg), "access beyond struct rq at off %d size 4", rq_size - 2);
+		EXPECT_REJECT(p, EACCES, msg);
+	}
+}
+
+/*
+ * The read-only result where a helper writes (bpf_probe_read_kernel()'s dst,
+ * bpf_strtol()'s res) is refused, as is a struct's; where a helper only
+ * reads (bpf_strtol()'s buf), it is taken, for no more than its size.
+ */
+TEST(result_as_helper_buffer)
+{
+	struct ids id;
+
+	ASSERT_EQ(0, get_ids(&id)) TH_LOG("per-CPU variables not in vmlinux BTF");
+	{
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_MOV64_REG(BPF_REG_1, BPF_REG_0),
+			BPF_MOV64_IMM(BPF_REG_2, 4),
+			BPF_MOV64_IMM(BPF_REG_3, 0),
+			BPF_EMIT_CALL(BPF_FUNC_probe_read_kernel),
+			BPF_MOV64_IMM(BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EACCES,
+			      "R1 type=rdonly_mem expected=fp, pkt, pkt_meta, map_key, map_value, mem, alloc_mem, buf\n");
+	}
+	{
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.rq),
+			BPF_MOV64_IMM(BPF_REG_2, 0),
+			BPF_EMIT_CALL(BPF_FUNC_per_cpu_ptr),
+			BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 4),
+			BPF_MOV64_REG(BPF_REG_1, BPF_REG_0),
+			BPF_MOV64_IMM(BPF_REG_2, 4),
+			BPF_MOV64_IMM(BPF_REG_3, 0),
+			BPF_EMIT_CALL(BPF_FUNC_probe_read_kernel),
+			BPF_MOV64_IMM(BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EACCES,
+			      "R1 type=ptr_ expected=fp, pkt, pkt_meta, map_key, map_value, mem, alloc_mem, buf\n");
+	}
+	{
+		/* strtol(cpu_number, 4, 0, &process_counts) */
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.pc),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_MOV64_REG(BPF_REG_6, BPF_REG_0),
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_MOV64_REG(BPF_REG_1, BPF_REG_0),
+			BPF_MOV64_IMM(BPF_REG_2, 4),
+			BPF_MOV64_IMM(BPF_REG_3, 0),
+			BPF_MOV64_REG(BPF_REG_4, BPF_REG_6),
+			BPF_EMIT_CALL(BPF_FUNC_strtol),
+			BPF_MOV64_IMM(BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EACCES,
+			      "R4 type=rdonly_mem expected=fp, pkt, pkt_meta, map_key, map_value, mem, alloc_mem, buf\n");
+	}
+	{
+		/* strtol(cpu_number, 4, 0, stack) */
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_MOV64_REG(BPF_REG_1, BPF_REG_0),
+			BPF_MOV64_IMM(BPF_REG_2, 4),
+			BPF_MOV64_IMM(BPF_REG_3, 0),
+			BPF_MOV64_REG(BPF_REG_4, BPF_REG_10),
+			BPF_ALU64_IMM(BPF_ADD, BPF_REG_4, -8),
+			BPF_EMIT_CALL(BPF_FUNC_strtol),
+			BPF_MOV64_IMM(BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_LOADS(p);
+	}
+	{
+		/* strtol(cpu_number, 8, 0, stack): 8 bytes of 4 */
+		struct bpf_insn p[] = {
+			PCPU_LD_KSYM(BPF_REG_1, id.num),
+			BPF_EMIT_CALL(BPF_FUNC_this_cpu_ptr),
+			BPF_MOV64_REG(BPF_REG_1, BPF_REG_0),
+			BPF_MOV64_IMM(BPF_REG_2, 8),
+			BPF_MOV64_IMM(BPF_REG_3, 0),
+			BPF_MOV64_REG(BPF_REG_4, BPF_REG_10),
+			BPF_ALU64_IMM(BPF_ADD, BPF_REG_4, -8),
+			BPF_EMIT_CALL(BPF_FUNC_strtol),
+			BPF_MOV64_IMM(BPF_REG_0, 0),
+			BPF_EXIT_INSN(),
+		};
+		EXPECT_REJECT(p, EACCES,
+			      "invalid access to memory, mem_size=4 off=0 size=8\nR1 min value is outside of the allowed memory range");
 	}
 }
 
