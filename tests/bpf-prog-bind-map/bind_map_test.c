@@ -391,9 +391,23 @@ TEST_F(bm, unprivileged_callers)
 	write_sysctl(old);
 }
 
+/*
+ * Keep the calling thread on one CPU of the guest's two: racing threads then
+ * run at once (left to the scheduler, threads that run for a few ms mostly
+ * stay on the CPU they were created on).
+ */
+static void run_on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu % sysconf(_SC_NPROCESSORS_ONLN), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 /* Two threads binding 50 maps each to one program: all 100 held, once. */
 struct racer {
-	int prog;
+	int prog, cpu;
 	int maps[50];
 };
 
@@ -403,6 +417,7 @@ static void *bind_all(void *arg)
 	long bad = 0;
 	int i;
 
+	run_on_cpu(r->cpu);
 	for (i = 0; i < 50; i++)
 		bad += bind_map(r->prog, r->maps[i], 0) != 0;
 	for (i = 0; i < 50; i++)	/* and again: already held */
@@ -420,6 +435,7 @@ TEST_F(bm, binds_race_on_two_cpus)
 
 	for (i = 0; i < 2; i++) {
 		r[i].prog = self->prog;
+		r[i].cpu = i;
 		for (j = 0; j < 50; j++)
 			ASSERT_LE(0, r[i].maps[j] = map_create(BPF_MAP_TYPE_ARRAY, 8));
 	}
@@ -607,6 +623,7 @@ static void *race_bind(void *arg)
 	long e;
 	int j, s;
 
+	run_on_cpu(b->n);
 	pthread_barrier_wait(&r->start);
 	for (j = 0; j < RACE_OWN; j++) {
 		e = bind_map(r->prog, r->maps[b->n][j], 0);
@@ -804,6 +821,7 @@ static void *closing_bind_fd(void *arg)
 	long e;
 	int j;
 
+	run_on_cpu(0);
 	for (j = 0; j < CLOSE_MAPS; j++) {
 		e = bind_map(c->prog, c->maps[0][j], 0);
 		__atomic_add_fetch(&c->tried, 1, __ATOMIC_RELEASE);
@@ -826,6 +844,7 @@ static void *closing_bind_id(void *arg)
 	int j, k, fd, n;
 	long e;
 
+	run_on_cpu(1);
 	for (j = 0; j < CLOSE_MAPS; j++) {
 		fd = prog_fd_by_id(c->prog_id);
 		if (fd == -ENOENT) {
@@ -973,6 +992,7 @@ static void *tail_bind(void *arg)
 	long e;
 	int k;
 
+	run_on_cpu(0);
 	do {
 		for (k = 0; k < TC_ARRAYS; k++) {
 			e = bind_map(t->p, t->unowned[k], 0);
@@ -1005,6 +1025,7 @@ static void *tail_check(void *arg)
 	int k = 0, fd;
 	long e;
 
+	run_on_cpu(1);
 	do {
 		if (k < TC_ARRAYS) {
 			e = prog_array_set(t->unowned[k], 0, t->xdp);
