@@ -34,16 +34,9 @@ static unsigned int prog_info(int prog_fd, unsigned int *ids, unsigned int max,
 			      unsigned int *prog_id)
 {
 	struct bpf_prog_info info;
-	union bpf_attr a;
 
-	memset(&info, 0, sizeof(info));
-	info.nr_map_ids = max;
-	info.map_ids = (unsigned long)ids;
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = prog_fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (unsigned long)&info;
-	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
+	errno = -prog_info_ids(prog_fd, &info, ids, max);
+	if (errno)
 		unexpected_errno("BPF_OBJ_GET_INFO_BY_FD of the program");
 	*prog_id = info.id;
 	return info.nr_map_ids;

@@ -91,33 +91,9 @@ static long bind_map(int prog_fd, int map_fd, unsigned int flags)
 static int prog_map_ids(int prog_fd, unsigned int *ids, unsigned int max)
 {
 	struct bpf_prog_info info;
-	union bpf_attr a;
+	int err = prog_info_ids(prog_fd, &info, ids, max);
 
-	memset(&info, 0, sizeof(info));
-	info.nr_map_ids = max;
-	info.map_ids = (unsigned long)ids;
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = prog_fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (unsigned long)&info;
-	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
-		return -errno;
-	return info.nr_map_ids;
-}
-
-/* Is a map with this id still there?  (needs CAP_SYS_ADMIN) */
-static bool map_alive(unsigned int id)
-{
-	union bpf_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.map_id = id;
-	fd = sys_bpf(BPF_MAP_GET_FD_BY_ID, &a, sizeof(a));
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+	return err ?: (int)info.nr_map_ids;
 }
 
 /* Wait up to 5 s for the map to go (programs and maps are freed deferred). */
@@ -483,14 +459,8 @@ static int prog_fd_by_id(unsigned int id)
 static unsigned int prog_id(int prog_fd)
 {
 	struct bpf_prog_info info;
-	union bpf_attr a;
 
-	memset(&info, 0, sizeof(info));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = prog_fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (unsigned long)&info;
-	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? 0 : info.id;
+	return prog_info_ids(prog_fd, &info, NULL, 0) ? 0 : info.id;
 }
 
 /*
