@@ -691,9 +691,9 @@ static void both_moving(const struct cres *r, int *both, int *all)
 	}
 }
 
-/* Shares of link 1 and link 2 in the bytes the subflows carried; transfer checked whole. */
+/* Shares (per mille) of link 1 and link 2 in the bytes the subflows carried; transfer checked whole. */
 static void check_common(struct __test_metadata *_metadata, const struct params *p,
-			 const struct cres *r, double *share1, double *share2)
+			 const struct cres *r, unsigned int *permille1, unsigned int *permille2)
 {
 	uint64_t b1 = link_bytes(r, 1), b2 = link_bytes(r, 2);
 	int both, all;
@@ -718,8 +718,8 @@ static void check_common(struct __test_metadata *_metadata, const struct params 
 	 */
 	if (!p->cut_after)
 		ASSERT_LE(p->size + sizeof(struct hdr), b1 + b2);
-	*share1 = (double)b1 / (b1 + b2);
-	*share2 = (double)b2 / (b1 + b2);
+	*permille1 = 1000 * b1 / (b1 + b2);
+	*permille2 = 1000 * b2 / (b1 + b2);
 }
 
 /*
@@ -729,7 +729,7 @@ static void check_common(struct __test_metadata *_metadata, const struct params 
 static void equal_links(struct __test_metadata *_metadata, FIXTURE_DATA(mp) *self,
 			struct params *p, int no_time)
 {
-	double s1, s2, one_link;
+	unsigned int s1, s2, one_link_ms, elapsed_ms;
 	struct cres *r = malloc(sizeof(*r));
 	int both, all;
 
@@ -738,13 +738,14 @@ static void equal_links(struct __test_metadata *_metadata, FIXTURE_DATA(mp) *sel
 	ASSERT_EQ(0, endpoint(p->v6, 0));
 	transfer(_metadata, self, p, r);
 	check_common(_metadata, p, r, &s1, &s2);
-	one_link = p->size * 8 / 10e6;
-	ksft_print_msg("one 10 Mbit/s link alone needs at least %.2f s; limit %.2f s%s\n",
-		       one_link, 0.85 * one_link, no_time ? " (not checked)" : "");
-	EXPECT_LE(0.30, s1);
-	EXPECT_LE(0.30, s2);
+	one_link_ms = p->size * 8 / 10000;
+	elapsed_ms = r->elapsed * 1000;
+	ksft_print_msg("one 10 Mbit/s link alone needs at least %u ms; limit %u ms%s\n",
+		       one_link_ms, one_link_ms * 85 / 100, no_time ? " (not checked)" : "");
+	EXPECT_LE(300, s1);
+	EXPECT_LE(300, s2);
 	if (!no_time)
-		EXPECT_GT(0.85 * one_link, r->elapsed);
+		EXPECT_GT(one_link_ms * 85 / 100, elapsed_ms);
 	/* at the same time: both links moved in most sample intervals */
 	both_moving(r, &both, &all);
 	EXPECT_LE(3, all);
@@ -798,19 +799,18 @@ TEST_F_TIMEOUT(mp, unequal, 120)
 {
 	struct params p = { .size = 6 * MIB, .seed = 67 };
 	struct cres *r = malloc(sizeof(*r));
-	double s1, s2;
+	unsigned int s1, s2;
 
 	ASSERT_NE(NULL, r);
 	ASSERT_EQ(0, shape(10000, 0, 3000, 0));
 	ASSERT_EQ(0, endpoint(0, 0));
 	transfer(_metadata, self, &p, r);
 	check_common(_metadata, &p, r, &s1, &s2);
-	ksft_print_msg("fast link share %.1f%% (13 Mbit/s in all: 76.9%%), slow %.1f%%;"
-		       " fast link alone needs %.2f s\n", 100 * s1, 100 * s2,
-		       p.size * 8 / 10e6);
-	EXPECT_LE(0.55, s1);
-	EXPECT_GE(0.92, s1);
-	EXPECT_LE(0.08, s2);
+	ksft_print_msg("fast link %u per mille (10 of 13 Mbit/s: 769), slow %u;"
+		       " fast link alone needs %.2f s\n", s1, s2, p.size * 8 / 10e6);
+	EXPECT_LE(550, s1);
+	EXPECT_GE(920, s1);
+	EXPECT_LE(80, s2);
 	free(r);
 }
 
@@ -823,7 +823,7 @@ TEST_F_TIMEOUT(mp, backup, 150)
 	struct params p = { .size = 6 * MIB, .cut_after = 2 * MIB, .seed = 79 };
 	struct cres *r = malloc(sizeof(*r));
 	uint64_t c1, c2, d1, f1, f2;
-	double s1, s2;
+	unsigned int s1, s2;
 
 	ASSERT_NE(NULL, r);
 	ASSERT_EQ(0, shape(10000, 0, 10000, 0));
