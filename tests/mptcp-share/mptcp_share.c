@@ -21,7 +21,7 @@
  *                     250-ms sample intervals (measured: all of them)
  *   unpriv            the same, the sender at uid/gid 65534 (setresuid after the setup)
  *   sndbuf_small      SO_SNDBUF 16 KiB (32 KiB): shares and intervals as above; no time
- *                     limit, so little in flight fills one link's worth only (6.4-6.9 s)
+ *                     limit: that little in flight moves one link's worth (6.4-6.9 s)
  *   sndbuf_large      SO_SNDBUFFORCE 4 MiB (8 MiB): as "equal"
  *   unequal           6 MiB over 10 + 3 Mbit/s: fast link 55-92% (measured 74-76%; its
  *                     rate is 76.9% of both), slow link >= 8%
