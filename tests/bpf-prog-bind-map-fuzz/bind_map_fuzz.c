@@ -26,15 +26,11 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include "../fuzz_rng.h"
+#include "../bpf-prog-bind-map/bm_util.h"
 #include "kselftest.h"
 
 #define NPROG 3
 #define NMAP 5
-
-static long sys_bpf(int cmd, void *attr, unsigned int size)
-{
-	return syscall(__NR_bpf, cmd, attr, size);
-}
 
 static int prog_fd[NPROG], map_fd[NMAP], null_fd;
 static unsigned int map_ids[NMAP], map_types[NMAP];
@@ -167,20 +163,6 @@ static void step_query(unsigned long c, int s)
 			 i ? "," : "", j);
 	}
 	printf("# obs c%lu.%d query p%u -> %u [%s]\n", c, s, p, info.nr_map_ids, list);
-}
-
-static bool map_alive(unsigned int id)
-{
-	union bpf_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.map_id = id;
-	fd = sys_bpf(BPF_MAP_GET_FD_BY_ID, &a, sizeof(a));
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
 }
 
 /* Cases whose maps were not all freed 2 s after the case: looked at again at the end. */
