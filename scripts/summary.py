@@ -24,6 +24,12 @@ def main():
     counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("pass", "fail", "skip")}
     with open(os.path.splitext(path)[0] + ".json", "w") as f:
         json.dump({"flavour": flavour, "counts": counts, "tests": rows}, f, indent=1)
+    # The failures again, last: a log cut to its tail (CI's) still names them.
+    failed = [r for r in rows if r["status"] == "fail"]
+    if failed:
+        print("\nfailed:")
+        for r in failed:
+            print("  %s / %s  %s" % (r["group"], r["test"], r["detail"][:300]))
     print("results: %s" % os.path.dirname(os.path.abspath(path)))
     line = "%d passed, %d failed" % (counts["pass"], counts["fail"])
     if counts["skip"]:

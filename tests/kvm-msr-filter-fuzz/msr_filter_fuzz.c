@@ -553,9 +553,14 @@ int main(void)
 	fep = fep_enabled();
 	bitmaps = malloc(16 * KVM_MSR_FILTER_MAX_BITMAP_SIZE);
 	edge = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/*
+	 * A PROT_NONE page stays reserved: an address once unmapped may be handed to a later
+	 * mmap() (the tally below took it), and a bitmap read from there is whatever that
+	 * mapping holds at the time, different between two runs of the same seed.
+	 */
 	unmapped = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!bitmaps || edge == MAP_FAILED || unmapped == MAP_FAILED ||
-	    mprotect(edge + page, page, PROT_NONE) || munmap(unmapped, page))
+	    mprotect(edge + page, page, PROT_NONE))
 		ksft_exit_fail_msg("buffers: %s\n", strerror(errno));
 	memset(edge, 0xff, page);
 	tally = mmap(NULL, sizeof(*tally), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,

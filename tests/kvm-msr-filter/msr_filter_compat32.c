@@ -108,8 +108,8 @@ int main(void)
 		ksft_exit_fail_msg("not an i386 build\n");
 	if (setup())
 		ksft_exit_fail_msg("VM setup: %s\n", strerror(errno));
-	unmapped = mmap(NULL, 0x1000, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	munmap(unmapped, 0x1000);
+	/* Inaccessible but reserved, so that no later mapping can take its address. */
+	unmapped = mmap(NULL, 0x1000, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ksft_set_plan(9);
 	ksft_print_msg("compat KVM_X86_SET_MSR_FILTER = %#lx (struct of %zu bytes)\n",
 		       (unsigned long)KVM_X86_SET_MSR_FILTER, sizeof(f));
