@@ -368,16 +368,32 @@ TEST_F(bm, unprivileged_callers)
 }
 
 /*
+ * The number of CPUs online, read once before any test starts its threads:
+ * glibc's sysconf() reads it from a file in /sys, and an fd opened by a
+ * racing thread takes the number of an fd the test has just closed (a bind
+ * through "the closed fd" then reaches that file: EINVAL, not EBADF).
+ */
+static long online_cpus = 1;
+
+static void __attribute__((constructor)) count_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n > 0)
+		online_cpus = n;
+}
+
+/*
  * Keep the calling thread on one CPU of the guest's two: racing threads then
  * run at once (left to the scheduler, threads that run for a few ms mostly
- * stay on the CPU they were created on).
+ * stay on the CPU they were created on).  Opens no fd.
  */
 static void run_on_cpu(int cpu)
 {
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
-	CPU_SET(cpu % sysconf(_SC_NPROCESSORS_ONLN), &set);
+	CPU_SET(cpu % online_cpus, &set);
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
@@ -412,11 +428,13 @@ TEST_F(bm, binds_race_on_two_cpus)
 	for (i = 0; i < 2; i++) {
 		r[i].prog = self->prog;
 		r[i].cpu = i;
-		for (j = 0; j < 50; j++)
+		for (j = 0; j < 50; j++) {
 			ASSERT_LE(0, r[i].maps[j] = map_create(BPF_MAP_TYPE_ARRAY, 8));
+		}
 	}
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, bind_all, &r[i]));
+	}
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, pthread_join(th[i], &bad));
 		EXPECT_EQ(0, (long)bad);
@@ -750,14 +768,17 @@ TEST_F(bm, map_ids_read_while_binding)
 		qsort(r.ids, RACE_MAX, sizeof(r.ids[0]), cmp_uint);
 		ASSERT_EQ(0, pthread_barrier_init(&r.start, NULL, 3));
 		ASSERT_EQ(0, pthread_create(&th[2], NULL, race_read, &r));
-		for (i = 0; i < 2; i++)
+		for (i = 0; i < 2; i++) {
 			ASSERT_EQ(0, pthread_create(&th[i], NULL, race_bind, &b[i]));
-		for (i = 0; i < 3; i++)
+		}
+		for (i = 0; i < 3; i++) {
 			ASSERT_EQ(0, pthread_join(th[i], NULL));
-		for (i = 0; i < 3; i++)
+		}
+		for (i = 0; i < 3; i++) {
 			EXPECT_EQ('\0', r.err[i][0]) TH_LOG("round %d, %s: %s", round,
 							    i < 2 ? "binder" : "reader",
 							    r.err[i]);
+		}
 		EXPECT_EQ(RACE_MAX, prog_map_ids(r.prog, ids, RACE_MAX + 8));
 		pthread_barrier_destroy(&r.start);
 		reads += r.reads;
@@ -784,7 +805,11 @@ struct closing {
 	char err[2][160];
 };
 
-/* Binder 0: through the fd the main thread closes (EBADF from then on). */
+/*
+ * Binder 0: through the fd the main thread closes: EBADF from then on, or a
+ * bind to the same program when binder 1's fd from the id took the number.
+ * No other fd is opened while the threads run (see online_cpus).
+ */
 static void *closing_bind_fd(void *arg)
 {
 	struct closing *c = arg;
@@ -893,11 +918,13 @@ TEST_F(bm, last_fd_closed_while_binding)
 			sched_yield();
 		}
 		close(c.prog);
-		for (i = 0; i < 2; i++)
+		for (i = 0; i < 2; i++) {
 			ASSERT_EQ(0, pthread_join(th[i], NULL));
-		for (i = 0; i < 2; i++)
+		}
+		for (i = 0; i < 2; i++) {
 			EXPECT_EQ('\0', c.err[i][0]) TH_LOG("round %d, binder %d: %s",
 							    round, i, c.err[i]);
+		}
 		/* nothing holds the program now: its id is gone */
 		EXPECT_EQ(-ENOENT, prog_fd_by_id(c.prog_id));
 		for (i = 0; i < 2; i++)
@@ -1069,8 +1096,9 @@ TEST_F(bm, tail_call_checks_while_binding)
 	}
 	ASSERT_EQ(0, pthread_create(&th[1], NULL, tail_check, &t));
 	ASSERT_EQ(0, pthread_create(&th[0], NULL, tail_bind, &t));
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, pthread_join(th[i], NULL));
+	}
 	EXPECT_EQ('\0', t.err[0][0]) TH_LOG("binder: %s", t.err[0]);
 	EXPECT_EQ('\0', t.err[1][0]) TH_LOG("checker: %s", t.err[1]);
 	ASSERT_EQ(1 + 2 * TC_ARRAYS, prog_map_ids(t.p, ids, 2 * TC_ARRAYS + 8));
