@@ -191,8 +191,9 @@ TEST_F(values, every_cpu_from_every_cpu)
 		}
 	}
 	/* different CPUs, different instances */
-	for (t = 1; t < n; t++)
+	for (t = 1; t < n; t++) {
 		EXPECT_NE(rq_off[0], rq_off[t]);
+	}
 }
 
 /* NULL at and above nr_cpu_ids; the untouched fields keep their sentinel */
@@ -266,8 +267,9 @@ TEST_F(values, process_counts_follow_forks)
 		ASSERT_EQ(0, run_values(self->fd, other, &o2));
 		close(fds[0]);
 		close(fds[1]);
-		for (i = 0; i < 20; i++)
+		for (i = 0; i < 20; i++) {
 			ASSERT_EQ(pids[i], waitpid(pids[i], NULL, 0));
+		}
 		ASSERT_EQ(0, run_values(self->fd, cpu, &c));
 		/* kernel threads fork too, rarely */
 		EXPECT_GE(b.pc - a.pc, 20) TH_LOG("cpu %d: %llu -> %llu", cpu,

@@ -160,8 +160,9 @@ TEST_F_TIMEOUT(sockopt, transfer, 120)
 	ASSERT_LE(0, r->fd) TH_LOG("accept: %s", strerror(-r->fd));
 	ASSERT_EQ(0, pthread_create(&r->th, NULL, read_all, r));
 	/* small writes leave partial frames queued (Nagle), then one bulk send */
-	for (i = 0; i < SMALL_WRITES; i++, off += SMALL)
+	for (i = 0; i < SMALL_WRITES; i++, off += SMALL) {
 		ASSERT_EQ(0, send_full(cli, out + off, SMALL));
+	}
 	ASSERT_EQ(0, send_full(cli, out + off, TOTAL - off));
 	pthread_join(r->th, NULL);
 	EXPECT_EQ(0, r->err) TH_LOG("reading: %s", strerror(-r->err));

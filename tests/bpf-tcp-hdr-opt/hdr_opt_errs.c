@@ -388,8 +388,9 @@ FIXTURE_SETUP(inherit)
 	close(cg);
 	ASSERT_EQ(0, ktest_write_str("/proc/sys/net/ipv4/tcp_syncookies",
 				variant->mode == 1 ? "2" : "1"));
-	if (variant->mode == 2)
+	if (variant->mode == 2) {
 		ASSERT_EQ(0, ktest_write_str("/proc/sys/net/ipv4/tcp_fastopen", "1543"));
+	}
 }
 
 FIXTURE_TEARDOWN(inherit)
@@ -418,8 +419,9 @@ TEST_F(inherit, child_starts_with_the_listeners_flags)
 	}
 	acc = tcp_accept(srv);
 	ASSERT_LE(0, acc);
-	if (variant->mode == 2)
+	if (variant->mode == 2) {
 		ASSERT_EQ(0, read_full(acc, buf, 4));
+	}
 	close(cli);
 	close(acc);
 	close(srv);

@@ -146,8 +146,9 @@ FIXTURE_SETUP(wire)
 	self->skel->data->w_ret_write = variant->ret_write;
 	ASSERT_EQ(0, ktest_write_str("/proc/sys/net/ipv4/tcp_syncookies", variant->cookie ? "2" : "1"));
 	/* Fast Open without cookies, on any listener */
-	if (variant->fastopen)
+	if (variant->fastopen) {
 		ASSERT_EQ(0, ktest_write_str("/proc/sys/net/ipv4/tcp_fastopen", "1543"));
+	}
 	self->link = attach(_metadata, self->skel->progs.wire, cg_name);
 	self->cap = cap_open("lo");
 	ASSERT_LE(0, self->cap);
@@ -218,8 +219,9 @@ TEST_F(wire, on_the_wire)
 	}
 	acc = tcp_accept(srv);
 	ASSERT_LE(0, acc);
-	if (variant->fastopen)
+	if (variant->fastopen) {
 		ASSERT_EQ(0, read_full(acc, s, 4));
+	}
 	exchange(_metadata, cli, acc);
 	close(cli);
 	close(acc);
@@ -227,8 +229,9 @@ TEST_F(wire, on_the_wire)
 	msleep(50);
 	n = cap_read(self->cap, pk, MAX_PKTS, 1);
 	ASSERT_LE(8, n) TH_LOG("%d packets captured", n);
-	if (variant->fastopen)
+	if (variant->fastopen) {
 		EXPECT_EQ(4, pk[0].payload) TH_LOG("no data in the SYN");
+	}
 
 	blk = writes ? 8 : 0;
 	for (i = 0; i < n; i++) {
@@ -417,19 +420,23 @@ FIXTURE_SETUP(mtu)
 	ASSERT_EQ(0, veth_pair("veth0", "veth1", nsb));
 	ASSERT_EQ(0, if_mtu("veth0", variant->mtu));
 	ASSERT_EQ(0, if_gso("veth0", variant->gso));
-	if (variant->fam == AF_INET)
+	if (variant->fam == AF_INET) {
 		ASSERT_EQ(0, if_addr4("veth0", ip_a, "255.255.255.0"));
+	}
 	ASSERT_EQ(0, if_flags_up("veth0"));
-	if (variant->fam == AF_INET6)
+	if (variant->fam == AF_INET6) {
 		ASSERT_EQ(0, if_addr6("veth0", ip_a, 64));
+	}
 	ASSERT_EQ(0, netns_set(nsb));
 	ASSERT_EQ(0, if_mtu("veth1", variant->mtu));
 	ASSERT_EQ(0, if_gso("veth1", variant->gso));
-	if (variant->fam == AF_INET)
+	if (variant->fam == AF_INET) {
 		ASSERT_EQ(0, if_addr4("veth1", ip_b, "255.255.255.0"));
+	}
 	ASSERT_EQ(0, if_flags_up("veth1"));
-	if (variant->fam == AF_INET6)
+	if (variant->fam == AF_INET6) {
 		ASSERT_EQ(0, if_addr6("veth1", ip_b, 64));
+	}
 	self->srv = tcp_listen(variant->fam, ip_b);
 	ASSERT_LE(0, self->srv) TH_LOG("listen: %s", strerror(-self->srv));
 	ASSERT_EQ(0, netns_set(nsa));
@@ -488,8 +495,9 @@ TEST_F(mtu, segments_fit_the_mtu)
 		EXPECT_EQ(20 + 12 + blk, p->doff) TH_LOG("%s", s);
 		off = opt_find(p, 0xB7, 0);
 		EXPECT_EQ(12, off) TH_LOG("%s", s);
-		if (off >= 0)
+		if (off >= 0) {
 			EXPECT_EQ(variant->reserve, p->opts[off + 1]) TH_LOG("%s", s);
+		}
 	}
 	EXPECT_EQ(0, over) TH_LOG("%d segments longer than the MTU", over);
 	EXPECT_EQ(variant->mtu, maxseg) TH_LOG("no full-size segment");
@@ -755,8 +763,9 @@ TEST_F(retransmit, retransmission_carries_the_option)
 		EXPECT_EQ(0, memcmp(pk[i].opts + 20, want, 6)) TH_LOG("%s", s);
 	}
 	EXPECT_LE(1 + variant->ingress, seen);
-	if (!variant->synack)
+	if (!variant->synack) {
 		EXPECT_EQ(1, seen);
+	}
 	EXPECT_LE(2, b->len_calls[side][cl]);
 	EXPECT_LE(2, b->write_calls[side][cl]);
 	EXPECT_EQ(0, b->bad_line) TH_LOG("line %u", b->bad_line);

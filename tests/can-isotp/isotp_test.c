@@ -1083,8 +1083,9 @@ TEST_F(isotp, recv_cmsgs)
 	EXPECT_LE(t0.tv_sec, ts.tv_sec);
 	EXPECT_GE(t1.tv_sec, ts.tv_sec);
 	/* a receive queue of the smallest size overflows: the drops are counted */
-	for (i = 0; i < 40; i++)
+	for (i = 0; i < 40; i++) {
 		ASSERT_EQ(0, send_hex(self->raw, RXID, 0, "03 61 62 63"));
+	}
 	usleep(20000);
 	while (recv(self->s, self->rx, 100, MSG_DONTWAIT) == 3)
 		got++;
@@ -1507,10 +1508,11 @@ TEST_F(isotp, frame_txtime_zero_keeps)
 	ASSERT_EQ(34, write(self->s, self->tx, 34));
 	for (k = 0; k < 5; k++) {
 		ASSERT_EQ(1, raw_recv(self->raw, &f, 2000));
-		if (k)
+		if (k) {
 			EXPECT_LE(50 * MS, f.ns - prev)
 				TH_LOG("frame %d after %llu us", k + 1,
 				       (unsigned long long)(f.ns - prev) / 1000);
+		}
 		prev = f.ns;
 	}
 	EXPECT_EQ(POLLOUT, isotp_wait_idle(self->s, 2000));
@@ -2003,9 +2005,10 @@ TEST_F(isotp, rx_fc_frames)
 			d[ae] = 0x20 | (cf & 15);
 			memcpy(d + ae + 1, self->tx + k, c);
 			ASSERT_EQ(0, raw_send(self->raw, RXID, 0, 0, d, ae + 1 + c));
-			if (t[i].cfs && cf % t[i].cfs == 0 && k + c < n)
+			if (t[i].cfs && cf % t[i].cfs == 0 && k + c < n) {
 				EXPECT_STREQ("", expect_frame(self->raw, 0, t[i].fc, 2000))
 					TH_LOG("row %u, after CF %d", i, cf);
+			}
 		}
 		EXPECT_EQ(n, read_pdu(s, self->rx, 200, 1000)) TH_LOG("row %u", i);
 		EXPECT_EQ(0, memcmp(self->rx, self->tx, n));
@@ -2203,8 +2206,9 @@ TEST_F(isotp, rx_padding_checks)
 		ASSERT_LE(0, s);
 		for (k = 0; k < ARRAY_SIZE(t[i].frames) && t[i].frames[k]; k++) {
 			ASSERT_EQ(0, send_hex(self->raw, RXID, t[i].fd, t[i].frames[k]));
-			if (k == 0 && t[i].frames[1])
+			if (k == 0 && t[i].frames[1]) {
 				EXPECT_EQ(1, raw_recv(self->raw, &(struct frame){ 0 }, 2000));
+			}
 		}
 		n = read_pdu(s, self->rx, 100, t[i].len ? 1000 : 50);
 		if (t[i].len) {
@@ -2337,8 +2341,9 @@ TEST_F(isotp, rx_cf_lengths)
 	ASSERT_EQ(0, send_hex(self->raw, RXID, 0, "21 06+7"));
 	ASSERT_EQ(0, send_hex(self->raw, RXID, 0, "22 0d+7"));
 	EXPECT_EQ(20, read_pdu(self->s, self->rx, 100, 1000));
-	for (k = 0; k < 20; k++)
+	for (k = 0; k < 20; k++) {
 		EXPECT_EQ(k, self->rx[k]);
+	}
 	/* CAN FD: a CF longer than the FF is ignored */
 	self->s2 = isotp_open(self->ifindex, &cfg);
 	ASSERT_LE(0, self->s2);
@@ -2350,8 +2355,9 @@ TEST_F(isotp, rx_cf_lengths)
 	ASSERT_EQ(0, send_hex(self->raw, RXID, 1, "21 0a+11"));
 	ASSERT_EQ(0, send_hex(self->raw, RXID, 1, "22 15+9 cc cc"));
 	EXPECT_EQ(30, read_pdu(self->s2, self->rx, 100, 1000));
-	for (k = 0; k < 30; k++)
+	for (k = 0; k < 30; k++) {
 		EXPECT_EQ(k, self->rx[k]);
+	}
 }
 
 /* A new SF or FF during a reception: the old one is dropped. */

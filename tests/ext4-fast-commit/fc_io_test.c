@@ -147,8 +147,9 @@ TEST(first_fsync_after_mount)
 	       f2.ineligible - f1.ineligible);
 	EXPECT_EQ(0, f1.commits - f0.commits);
 	EXPECT_EQ(1, f1.ineligible - f0.ineligible);
-	for (int i = 0; i < FC_NREASONS; i++)
+	for (int i = 0; i < FC_NREASONS; i++) {
 		EXPECT_EQ(0, f1.reason[i]);
+	}
 	EXPECT_EQ(1, f2.commits - f1.commits);
 	EXPECT_EQ(0, f2.ineligible - f1.ineligible);
 	fs_close(&fs);
@@ -202,8 +203,9 @@ TEST(power_cut_method)
 	for (i = 0; i < n && i < 16; i++)
 		printf(" %lld%s", blk[i], blk[i] == j.pblk ? " (journal superblock)" : "");
 	printf("\n");
-	for (i = 0; i < n && i < 16; i++)
+	for (i = 0; i < n && i < 16; i++) {
 		EXPECT_EQ(j.pblk, blk[i]);
+	}
 	EXPECT_GE(1, n);
 
 	n = diff_files(b, c, 4096, blk, 16);
@@ -339,8 +341,9 @@ TEST(data_journal_no_fast_commits)
 	EXPECT_TRUE(f1.present);
 	EXPECT_EQ(f0.commits, f1.commits);
 	EXPECT_EQ(f0.ineligible, f1.ineligible);
-	for (int i = 0; i < FC_NREASONS; i++)
+	for (int i = 0; i < FC_NREASONS; i++) {
 		EXPECT_EQ(f0.reason[i], f1.reason[i]);
+	}
 	EXPECT_LT(16, dstat_sub(b, a).w_sect);
 	ASSERT_EQ(0, fc_power_cut(&fs, CRASH));
 	/* no fast commits: the jbd2 incompat bit is not set either */

@@ -278,8 +278,9 @@ static void make_damaged(struct __test_metadata *_metadata, enum damage dmg, boo
 	ASSERT_EQ(0, pat_create(M("f"), 0644, 1, 32 * KB));
 	ASSERT_EQ(0, syncfs_path(FC_MNT));
 	ASSERT_EQ(0, append_fsync(M("f"), 1, 32 * KB, 4 * KB));
-	if (!only)
+	if (!only) {
 		ASSERT_EQ(0, append_fsync(M("f"), 1, 36 * KB, 4 * KB));
+	}
 	ASSERT_EQ(0, fc_power_cut(&fs, CRASH));
 
 	ASSERT_EQ(0, jsb_read(CRASH, 4096, &j));
@@ -288,8 +289,9 @@ static void make_damaged(struct __test_metadata *_metadata, enum damage dmg, boo
 	fd = open(CRASH, O_RDWR | O_CLOEXEC);
 	ASSERT_EQ(4096, pread(fd, b, 4096, p * 4096));
 	/* the block really is the fast commit: HEAD first in the first one */
-	if (only)
+	if (only) {
 		ASSERT_EQ(9, b[0] | b[1] << 8);
+	}
 	t = tail_off(b, 4096);
 	ASSERT_LT(0, t) TH_LOG("no TAIL in the fast-commit block");
 	printf("# damaging journal block %ld (disk block %lld): TAIL at byte %d\n",
@@ -718,8 +720,9 @@ TEST(unlink_open_file_then_fsync)
 		EXPECT_EQ(0, r) TH_LOG("%s", why);
 	}
 	fs_close(&fs);
-	if (!r)
+	if (!r) {
 		EXPECT_EQ(0, fsck_clean(crash, "kernel replay"));
+	}
 	unlink(crash);
 }
 
@@ -795,8 +798,9 @@ TEST(file_number_reused_by_dir)
 	ASSERT_EQ(0, fc_start(&fs, "fast_commit", 4096, DISK, "commit=600,data=writeback"));
 	fd = open(M("n"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	ASSERT_LE(0, fd);
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 8; i++) {
 		ASSERT_EQ(0, pat_pwrite(fd, 1, i * 64 * KB, 16 * KB));
+	}
 	close(fd);
 	ASSERT_EQ(0, syncfs_path(FC_MNT));
 	nino = ino_of(M("n"));
@@ -886,8 +890,9 @@ TEST(tracepoints)
 	ASSERT_EQ(0, fc_power_cut(&fs, CRASH));
 	len = read_small(TRACEFS "/trace", buf, sizeof(buf));
 	ASSERT_LT(0, len);
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 8; i++) {
 		EXPECT_LT(0, trace_count(buf, fc_events[i], NULL)) TH_LOG("no %s", fc_events[i]);
+	}
 	/* three fsyncs, each one a commit that starts and stops */
 	EXPECT_LE(3, trace_count(buf, "ext4_fc_commit_start", NULL));
 	EXPECT_EQ(trace_count(buf, "ext4_fc_commit_start", NULL),

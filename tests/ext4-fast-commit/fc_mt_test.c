@@ -310,8 +310,9 @@ static void mt_run(struct __test_metadata *_metadata, enum mode mode, int bs, co
 	ASSERT_EQ(0, fc_start(&fs, feat, bs, DISK, "commit=600"));
 	ASSERT_EQ(0, mkdir(M("d"), 0755));
 	ASSERT_EQ(0, mkdir(M("d2"), 0755));
-	if (moves)
+	if (moves) {
 		ASSERT_EQ(0, pat_create(M("d/r0"), 0644, 100, 4 * KB));
+	}
 	ASSERT_EQ(0, syncfs_path(FC_MNT));
 	fcinfo_read(fs.loop, &f0, NULL, 0);
 	if (renames)
@@ -423,8 +424,9 @@ static void mt_run(struct __test_metadata *_metadata, enum mode mode, int bs, co
 			}
 		}
 		fs_close(&fs);
-		if (!pass)
+		if (!pass) {
 			EXPECT_EQ(0, fsck_clean(CRASH, "kernel replay"));
+		}
 	}
 	if (tool_bad)
 		printf("# e2fsck replay: %d problems, not counted (e2fsprogs 1.47.0 does not replay these logs faithfully; the kernel's recovery is the one judged)\n",

@@ -1099,16 +1099,18 @@ TEST_F_TIMEOUT(fc, crash, 180)
 	unlink(obs);
 	ASSERT_EQ(0, make_template(tpl, sizeof(tpl), variant->features, variant->bs, FC_IMG_SIZE));
 	ASSERT_EQ(0, sparse_copy(tpl, disk));
-	if (op->act == act_resize)
+	if (op->act == act_resize) {
 		ASSERT_EQ(0, truncate(disk, 96 << 20));
+	}
 	snprintf(mopts, sizeof(mopts), "commit=600%s%s", op->mnt ? "," : "", op->mnt ?: "");
 	ASSERT_EQ(0, fs_open(&fs, disk, 0, mopts)) TH_LOG("mount %s", fs_dev(&fs));
 	ASSERT_TRUE(is_loop_mount(FC_MNT, fs.loop));
 
 	/* the start state, in a full commit */
 	ASSERT_EQ(0, base_setup(&c));
-	if (op->setup)
+	if (op->setup) {
 		ASSERT_EQ(0, op->setup(&c));
+	}
 	ASSERT_EQ(0, syncfs_path(FC_MNT));
 	/*
 	 * File times come from the coarse clock (one tick a jiffy): an operation in the tick

@@ -186,8 +186,9 @@ TEST_F(filt, one_range_bit_order)
 	all_exits(&self->c);
 	set_range(&f, 0, RW, base, 16, bm);
 	ASSERT_EQ(0, set_filter(self->c.vm, &f));
-	for (i = 0; i < 16; i++)
+	for (i = 0; i < 16; i++) {
 		EXPECT_OUTCOME(i == 9 ? 'U' : 'F', false, base + i);
+	}
 	EXPECT_OUTCOME('U', false, base + 16);
 	EXPECT_OUTCOME('U', true, base - 1);
 	EXPECT_OUTCOME('F', true, base);

@@ -52,10 +52,11 @@ TEST_F(umsr, enable_each_reason_and_combined)
 	};
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(masks); i++)
+	for (i = 0; i < ARRAY_SIZE(masks); i++) {
 		EXPECT_EQ(0, set_user_msr(self->c.vm, masks[i])) {
 			TH_LOG("mask %#llx", (unsigned long long)masks[i]);
 		}
+	}
 }
 
 TEST_F(umsr, enable_unknown_bits_einval)
@@ -71,10 +72,11 @@ TEST_F(umsr, enable_unknown_bits_einval)
 
 	/* A refused mask leaves the one in force as it was. */
 	ASSERT_EQ(0, set_user_msr(self->c.vm, UNKNOWN));
-	for (i = 0; i < ARRAY_SIZE(masks); i++)
+	for (i = 0; i < ARRAY_SIZE(masks); i++) {
 		EXPECT_EQ(-EINVAL, set_user_msr(self->c.vm, masks[i])) {
 			TH_LOG("mask %#llx", (unsigned long long)masks[i]);
 		}
+	}
 	/* kvm_enable_cap.flags must be 0. */
 	EXPECT_EQ(-1, ioctl(self->c.vm->fd, KVM_ENABLE_CAP, &cap));
 	EXPECT_EQ(EINVAL, errno);

@@ -734,8 +734,9 @@ static void check_common(struct __test_metadata *_metadata, const struct params 
 	 * Every byte went over one subflow or the other (re-injection may repeat some).  Not
 	 * so once a link is cut: what it delivered then is never acked on it.
 	 */
-	if (!p->cut_after)
+	if (!p->cut_after) {
 		ASSERT_LE(p->size + sizeof(struct hdr), b1 + b2);
+	}
 	*permille1 = 1000 * b1 / (b1 + b2);
 	*permille2 = 1000 * b2 / (b1 + b2);
 }
@@ -762,8 +763,9 @@ static void equal_links(struct __test_metadata *_metadata, FIXTURE_DATA(mp) *sel
 		       one_link_ms, one_link_ms * 85 / 100, no_time ? " (not checked)" : "");
 	EXPECT_LE(300, s1);
 	EXPECT_LE(300, s2);
-	if (!no_time)
+	if (!no_time) {
 		EXPECT_GT(one_link_ms * 85 / 100, elapsed_ms);
+	}
 	/* at the same time: both links moved in most sample intervals */
 	both_moving(r, &both, &all);
 	EXPECT_LE(3, all);

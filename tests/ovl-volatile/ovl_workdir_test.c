@@ -293,8 +293,9 @@ TEST_F(state, plain_and_volatile)
 	EXPECT_TRUE(o.work_dir);
 	EXPECT_TRUE(o.incompat);
 	/* a mounted volatile overlay made the whole record, without permission bits */
-	if (!variant->err)
+	if (!variant->err) {
 		EXPECT_EQ(0, o.marker_mode);
+	}
 }
 
 /* Upper and work on a remote file system (9p) that fails the checks: refused, no record. */

@@ -709,8 +709,9 @@ TEST_F(mem, pageout)
 	} else {
 		/* Anonymous and shmem pages went to swap (smaps counts shmem swap too). */
 		EXPECT_EQ(self->len / 1024, smaps_kb(pid, self->addr, "Swap"));
-		if (variant->kind == KIND_ANON)
+		if (variant->kind == KIND_ANON) {
 			EXPECT_EQ(self->n, pages_with(pid, self->addr, self->n, PM_SWAPPED));
+		}
 	}
 	/* Reading it back brings every page in again, intact. */
 	EXPECT_EQ(0, target_call(&self->t, OP_VERIFY, self->addr, self->len, SEED));
@@ -795,8 +796,9 @@ TEST_F(mem, willneed)
 
 	EXPECT_EQ(self->n, wait_resident(&self->t, self->addr, self->len, self->n));
 	EXPECT_EQ(0, pages_with(pid, self->addr, self->n, PM_PRESENT));
-	if (variant->kind == KIND_ANON)
+	if (variant->kind == KIND_ANON) {
 		EXPECT_EQ(self->n, pages_with(pid, self->addr, self->n, PM_SWAPPED));
+	}
 	EXPECT_EQ(0, target_call(&self->t, OP_VERIFY, self->addr, self->len, SEED));
 }
 
@@ -864,8 +866,9 @@ TEST_F(pm, advice_supported)
 		 * extra references of the fresh pages make it fail (EINVAL, on 6.1 too):
 		 * give it mapped pages, as the target would have after using them.
 		 */
-		if (advice[i] == MADV_COLLAPSE)
+		if (advice[i] == MADV_COLLAPSE) {
 			ASSERT_EQ(0, target_call(&self->t, OP_FILL, a, SZ_2M, SEED));
+		}
 		r = pm(self->t.pidfd, &iov, 1, advice[i], 0);
 
 		EXPECT_EQ(SZ_2M, r.ret) TH_LOG("advice %d: %s", advice[i], errname(r.err));
@@ -1141,9 +1144,10 @@ TEST_F(pm, iov_empty_ranges_rows)
 				EXPECT_EQ(want, got.ret) TH_LOG("row '%s', advice %d: %ld (%s)",
 								z->name, advice[k], got.ret,
 								errname(got.err));
-				if (z->ret < 0 && z->ret > -1000)
+				if (z->ret < 0 && z->ret > -1000) {
 					EXPECT_EQ(-z->ret, got.err) TH_LOG("row '%s': %s", z->name,
 									   errname(got.err));
+				}
 			}
 			for (i = 0; i < 3; i++)
 				out[i] = advice[k] == MADV_PAGEOUT && z->out[i] == '1';
@@ -1441,8 +1445,9 @@ TEST_F(pm, flags_nonzero)
 
 	ANON_REGION(a, 2);
 	iov = IOV(a, 2 * ps);
-	for (i = 0; i < ARRAY_SIZE(flags); i++)
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
 		EXPECT_PM_ERR(EINVAL, pm(self->t.pidfd, &iov, 1, MADV_PAGEOUT, flags[i]));
+	}
 	EXPECT_EQ(2, pages_with(self->t.pid, a, 2, PM_PRESENT));
 }
 

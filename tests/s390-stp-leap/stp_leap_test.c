@@ -209,8 +209,9 @@ TEST(scheduled_enodata_without_stp)
 	char buf[64];
 
 	/* No injected state: what the machine says, and QEMU has no STP. */
-	if (!access(INJECT, F_OK))
+	if (!access(INJECT, F_OK)) {
 		ASSERT_EQ(0, inject("off"));
+	}
 	EXPECT_EQ(-ENODATA, read_file(SCHEDULED, buf, sizeof(buf)));
 	/* Any user may read it, and gets the same answer. */
 	EXPECT_EQ(ENODATA, unprivileged_errno(SCHEDULED, O_RDONLY));

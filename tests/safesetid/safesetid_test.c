@@ -715,12 +715,14 @@ TEST_F_TIMEOUT(pol, read_write_race, 240)
 		ASSERT_LE(0, r.gid_fd[0]);
 		ASSERT_LE(0, r.gid_fd[1]);
 		ASSERT_EQ(0, pthread_barrier_init(&r.go, NULL, 5));
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < 4; i++) {
 			ASSERT_EQ(0, pthread_create(&th[i], NULL, fn[i], &r));
+		}
 		clock_gettime(CLOCK_MONOTONIC, &race_t0);
 		pthread_barrier_wait(&r.go);
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < 4; i++) {
 			ASSERT_EQ(0, pthread_join(th[i], NULL));
+		}
 		pthread_barrier_destroy(&r.go);
 		close(r.gid_fd[0]);
 		close(r.gid_fd[1]);

@@ -404,8 +404,9 @@ TEST_F(lim, limit_n_opens_then_ebusy)
 	/* O_RDWR is a write-open too. */
 	EXPECT_EQ(-EBUSY, xopen(seq(N + 1), O_RDWR));
 	CHECK_COUNTERS(e, N);
-	for (i = 0; i < (int)N; i++)
+	for (i = 0; i < (int)N; i++) {
 		EXPECT_EQ(0, close(fds[i]));
+	}
 	CHECK_COUNTERS(e, 0);
 }
 
@@ -1069,8 +1070,9 @@ static void write_error_then_close(struct __test_metadata *_metadata, struct eo 
 		fds[i] = wopen(i);
 		EXPECT_LE(0, fds[i]) TH_LOG("write-open %d of %d after the error: %s", i, n,
 					    strerror(-fds[i]));
-		if (fds[i] >= 0)
+		if (fds[i] >= 0) {
 			EXPECT_COND(e, i, BLK_ZONE_COND_EXP_OPEN);
+		}
 	}
 	EXPECT_EQ(n, ctr(e, "nr_wro_seq_files"));
 	for (i = 1; i <= n; i++)
@@ -1150,8 +1152,9 @@ TEST_F(lim, device_open_limit_errno)
 	unsigned int i, first = e->d.nr_seq - N;
 	int fd;
 
-	for (i = first; i < e->d.nr_seq; i++)
+	for (i = first; i < e->d.nr_seq; i++) {
 		ASSERT_EQ(0, zdev_zone_op(&e->d, BLKOPENZONE, i));
+	}
 	zt_kmsg_mark();
 	fd = wopen(0);
 	EXPECT_EQ(-ETOOMANYREFS, fd);
@@ -1358,8 +1361,9 @@ TEST_F(act, full_files_beyond_active_limit)
 	struct eo *e = &self->e;
 	int fds[32], i, n = K + 3;
 
-	for (i = K; i < n; i++)
+	for (i = K; i < n; i++) {
 		ASSERT_EQ(0, truncate(seq(i), e->d.cap_bytes));
+	}
 	for (i = 0; i < n; i++) {
 		fds[i] = wopen(i);
 		ASSERT_LE(0, fds[i]) TH_LOG("write-open %d: %s", i + 1, strerror(-fds[i]));
@@ -1647,8 +1651,9 @@ TEST_F(opts, mount_closes_open_zones)
 	close(fd);
 	ASSERT_EQ(0, umount(MNT));
 	EXPECT_COND(e, 0, BLK_ZONE_COND_IMP_OPEN);
-	for (i = 10; i < 13; i++)
+	for (i = 10; i < 13; i++) {
 		ASSERT_EQ(0, zdev_zone_op(&e->d, BLKOPENZONE, i));
+	}
 	ASSERT_EQ(0, zt_mount(e->d.nb.dev, MNT, 0, "explicit-open"));
 	EXPECT_COND(e, 0, BLK_ZONE_COND_CLOSED);
 	EXPECT_COND(e, 10, BLK_ZONE_COND_EMPTY);

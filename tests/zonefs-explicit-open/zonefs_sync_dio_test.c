@@ -167,8 +167,9 @@ static void check_file(struct __test_metadata *_metadata, FIXTURE_DATA(zfs) *sel
 	EXPECT_EQ(size >> 9, (off_t)(z.wp - z.start))
 		TH_LOG("seq/%d: zone write pointer at +%llu sectors, file size %lld", n,
 		       (unsigned long long)(z.wp - z.start), (long long)st.st_size);
-	if (size == ZONE_BYTES)
+	if (size == ZONE_BYTES) {
 		EXPECT_EQ(BLK_ZONE_COND_FULL, z.cond);
+	}
 	EXPECT_EQ(0, fs_readonly()) TH_LOG("the file system went read-only");
 	/* zonefs_warn()/zonefs_err(): "Corrupted write pointer", "invalid size", ... */
 	EXPECT_EQ(0, zt_kmsg_grep2(") WARNING: ", ") ERROR: ", 1));
