@@ -914,4 +914,96 @@ TEST(tracepoints)
 	unlink(DISK);
 }
 
+/*
+ * Cases from a review of ours (each must hold on any correct implementation).  The first
+ * fsync after a mount commits in full, so each starts with one, then syncfs.
+ */
+static void warm(struct __test_metadata *_metadata, struct fcfs *fs)
+{
+	start(_metadata, fs);
+	ASSERT_EQ(0, pat_create(M("w"), 0644, 9, 4096));
+	ASSERT_EQ(0, fsync_path(M("w"), false));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+}
+
+/* A directory's own inode changed (chmod), then fsync of the directory: the mode is kept. */
+TEST(dir_chmod_then_dir_fsync)
+{
+	struct fcfs fs = { .loop = -1 };
+	struct stat st;
+
+	warm(_metadata, &fs);
+	ASSERT_EQ(0, mkdir(M("d"), 0755));
+	ASSERT_EQ(0, syncfs_path(FC_MNT));
+	ASSERT_EQ(0, chmod(M("d"), 0700));
+	ASSERT_EQ(0, fsync_path(M("d"), false));
+	ASSERT_EQ(0, cut_and_replay(&fs, "commit=600"));
+	ASSERT_EQ(0, stat(M("d"), &st));
+	EXPECT_EQ(0700, st.st_mode & 07777) TH_LOG("mode %o after replay", st.st_mode & 07777);
+	fs_close(&fs);
+	EXPECT_EQ(0, fsck_clean(CRASH, "kernel replay"));
+	unlink(CRASH);
+}
+
+/*
+ * A new directory's inode evicted (drop_caches) before a file created in it is fsynced (a
+ * fast commit): the directory and the file are there after the replay, e2fsck clean (stock
+ * 6.1 leaves the directory's counts wrong: patches/fixes/0020).
+ */
+TEST(new_dir_evicted_then_child_fsync)
+{
+	struct layout l = { 1, { { 5, 0, 8 * KB } } };
+	struct fcfs fs = { .loop = -1 };
+	struct fcinfo f0, f1;
+	char why[256];
+	int r;
+
+	warm(_metadata, &fs);
+	ASSERT_EQ(0, mkdir(M("d"), 0755));
+	ASSERT_EQ(0, write_file("/proc/sys/vm/drop_caches", "2"));
+	ASSERT_EQ(0, fcinfo_read(fs.loop, &f0, NULL, 0));
+	ASSERT_EQ(0, pat_create(M("d/f"), 0644, 5, 8 * KB));
+	ASSERT_EQ(0, fsync_path(M("d/f"), false));
+	ASSERT_EQ(0, fcinfo_read(fs.loop, &f1, NULL, 0));
+	EXPECT_EQ(1, f1.commits - f0.commits) TH_LOG("not a fast commit: ineligible %ld",
+						     f1.ineligible - f0.ineligible);
+	ASSERT_EQ(0, cut_and_replay(&fs, "commit=600"));
+	r = check_layout(M("d/f"), &l, why, sizeof(why));
+	EXPECT_EQ(0, r) TH_LOG("%s", why);
+	fs_close(&fs);
+	EXPECT_EQ(0, fsck_clean(CRASH, "kernel replay"));
+	unlink(CRASH);
+}
+
+/*
+ * The crash image mounted read-only first, then read-write: the fsynced file is there both
+ * times (stock 6.1 refuses the read-only mount with EIO; printed, not judged).
+ */
+TEST(ro_mount_then_rw)
+{
+	struct layout l = { 1, { { 7, 0, 12 * KB } } };
+	struct fcfs fs = { .loop = -1 };
+	char why[256];
+	int r;
+
+	warm(_metadata, &fs);
+	ASSERT_EQ(0, pat_create(M("f"), 0644, 7, 12 * KB));
+	ASSERT_EQ(0, fsync_path(M("f"), false));
+	ASSERT_EQ(0, fc_power_cut(&fs, CRASH));
+	unlink(DISK);
+	r = fs_open(&fs, CRASH, MS_RDONLY, "");
+	printf("# read-only mount of the crash image: %s\n", r ? strerror(-r) : "ok");
+	if (!r) {
+		r = check_layout(M("f"), &l, why, sizeof(why));
+		EXPECT_EQ(0, r) TH_LOG("read-only: %s", why);
+	}
+	fs_close(&fs);
+	ASSERT_EQ(0, fs_open(&fs, CRASH, 0, "commit=600"));
+	r = check_layout(M("f"), &l, why, sizeof(why));
+	EXPECT_EQ(0, r) TH_LOG("read-write after read-only: %s", why);
+	fs_close(&fs);
+	EXPECT_EQ(0, fsck_clean(CRASH, "after both mounts"));
+	unlink(CRASH);
+}
+
 TEST_HARNESS_MAIN
